@@ -1,0 +1,36 @@
+# Two entry points for a fresh machine: `make fig1` (the main job) and `make test`.
+# Both create or refresh the local virtual environment first (fast when nothing changed).
+PYTHON ?= python3
+VENV ?= .venv
+# The CPU build of torch is pinned here; a CUDA user can run e.g. `make test TORCH_SPEC=torch`.
+TORCH_SPEC ?= torch==2.13.0
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER ?= 0
+export PYTHONUNBUFFERED := 1
+
+# Where the data sets live (see README "Data"). Unset: tests that need real data are skipped.
+SYW_DATA_DIR ?=
+export SYW_DATA_DIR
+PYTEST_ARGS ?=
+# fig1 reads records from results/<study>/; VARIANT=as_run uses the study sst5_as_run.
+VARIANT ?=
+SOURCE ?= ours
+
+.PHONY: env test fig1 clean-env
+
+env: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "[env] installing into $(VENV) ($(TORCH_SPEC) + pyproject.toml dependencies)"
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check "$(TORCH_SPEC)"
+	$(PY) -m pip install -q --disable-pip-version-check -e ".[test]"
+	@touch $@
+
+test: env
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+clean-env:
+	rm -rf $(VENV)

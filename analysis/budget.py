@@ -1,0 +1,121 @@
+"""Budget inference and comparisons between model families (Dodge et al., 2019, section 4).
+
+The rule that turns a curve into a budget: the budget to reach a target is the
+smallest n whose expected best value is at least the target (at most, for
+lower-is-better metrics). With ``decimals`` both sides are first rounded to that
+many decimals, which is how a figure read at reported precision compares them.
+On the time axis n trials cost n times the family's mean training duration
+(the convention of the paper's Figs. 2 and 4).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from analysis.expected_max import max_distribution
+
+
+def _at_least(values: np.ndarray, target: float, maximize: bool, decimals: int | None) -> np.ndarray:
+    if decimals is not None:
+        values, target = np.round(values, decimals), round(target, decimals)
+    return values >= target if maximize else values <= target
+
+
+def budget_to_reach(
+    curve: Sequence[float], target: float, *, maximize: bool = True, decimals: int | None = None
+) -> int | None:
+    """Smallest budget n (1-based index into ``curve``) whose value reaches ``target``; None if none does."""
+    hits = np.flatnonzero(_at_least(np.asarray(curve, dtype=float), target, maximize, decimals))
+    return int(hits[0]) + 1 if hits.size else None
+
+
+def time_axis(n_trials: int, mean_duration: float) -> np.ndarray:
+    """Seconds spent on n = 1..n_trials trials: n times the family's mean training duration."""
+    if not np.isfinite(mean_duration) or mean_duration <= 0:
+        raise ValueError(f"mean training duration must be positive, got {mean_duration}")
+    return np.arange(1, int(n_trials) + 1) * float(mean_duration)
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """A point where the leading family changes: ``leader`` is ahead from ``at`` on."""
+
+    at: float  # a budget in trials (int) or in seconds
+    leader: str
+    previous: str
+
+
+def _leaders(a: np.ndarray, b: np.ndarray, names: tuple[str, str], maximize: bool) -> list[str | None]:
+    diff = (a - b) if maximize else (b - a)
+    return [names[0] if d > 0 else names[1] if d < 0 else None for d in diff]
+
+
+def _changes(grid: np.ndarray, leaders: list[str | None]) -> list[Crossover]:
+    out: list[Crossover] = []
+    current = None
+    for at, leader in zip(grid, leaders):
+        if leader is None:  # a tie keeps the current leader
+            continue
+        if current is not None and leader != current:
+            out.append(Crossover(at=at.item(), leader=leader, previous=current))
+        current = leader
+    return out
+
+
+def crossovers(
+    curve_a: Sequence[float], curve_b: Sequence[float], names: tuple[str, str] = ("A", "B"), *, maximize: bool = True
+) -> list[Crossover]:
+    """Budgets n (trials) at which one family's curve overtakes the other's, on a shared trial axis."""
+    a, b = np.asarray(curve_a, dtype=float), np.asarray(curve_b, dtype=float)
+    n = min(a.size, b.size)
+    return _changes(np.arange(1, n + 1), _leaders(a[:n], b[:n], names, maximize))
+
+
+def _step(curve: np.ndarray, mean_duration: float, times: np.ndarray) -> np.ndarray:
+    """The curve on the time axis: at time t the budget is floor(t / duration) trials (NaN before one)."""
+    n = np.floor(times / mean_duration + 1e-9).astype(int)
+    out = np.full(times.shape, np.nan)
+    ok = (n >= 1) & (n <= curve.size)
+    out[ok] = curve[n[ok] - 1]
+    return out
+
+
+def time_crossovers(
+    curve_a: Sequence[float],
+    duration_a: float,
+    curve_b: Sequence[float],
+    duration_b: float,
+    names: tuple[str, str] = ("A", "B"),
+    *,
+    maximize: bool = True,
+) -> list[Crossover]:
+    """Times (s) at which one family overtakes the other when both spend the same wall time.
+
+    Each family's grid is n times its own mean duration; the comparison runs over the union of
+    both grids, from the time both have finished one trial to the time one runs out of curve.
+    """
+    a, b = np.asarray(curve_a, dtype=float), np.asarray(curve_b, dtype=float)
+    grid = np.union1d(time_axis(a.size, duration_a), time_axis(b.size, duration_b))
+    va, vb = _step(a, duration_a, grid), _step(b, duration_b, grid)
+    ok = ~(np.isnan(va) | np.isnan(vb))
+    return _changes(grid[ok], _leaders(va[ok], vb[ok], names, maximize))
+
+
+def prob_beats(scores_a, scores_b, n_a: int, n_b: int | None = None, *, maximize: bool = True) -> float:
+    """P(best of n_a draws from A beats best of n_b draws from B), ties counted as one half.
+
+    Both draws are from the empirical distributions (the model behind Eq. 8).
+    """
+    n_b = n_a if n_b is None else n_b
+    va, pa = max_distribution(scores_a, n_a, maximize=maximize)
+    vb, pb = max_distribution(scores_b, n_b, maximize=maximize)
+    sign = 1.0 if maximize else -1.0
+    cdf_b = np.cumsum(pb)  # P(B* <= vb) in oriented order
+    ob = sign * vb
+    below = np.searchsorted(ob, sign * va, side="left")  # count of vb strictly worse
+    at_or_below = np.searchsorted(ob, sign * va, side="right")
+    p_less = np.where(below > 0, cdf_b[np.maximum(below - 1, 0)], 0.0)
+    p_le = np.where(at_or_below > 0, cdf_b[np.maximum(at_or_below - 1, 0)], 0.0)
+    return float(pa @ (p_less + 0.5 * (p_le - p_less)))

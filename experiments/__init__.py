@@ -1,0 +1,1 @@
+"""Seeded random hyperparameter search on Ray Tune with durable trial records."""

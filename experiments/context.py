@@ -1,0 +1,44 @@
+"""What a training function receives and returns.
+
+A model family names its training function in its search-space file
+(``train: {_target_: models.cnn.train}``). The runner calls it as
+``train(params, ctx)`` where ``params`` is the flat dict of the family's fixed
+settings plus this trial's sampled assignment, and ``ctx`` is a
+:class:`TrialContext`. It returns a :class:`TrialOutcome` (or a dict with the
+same keys) and raises on failure; :class:`TrialFailed` marks an expected
+failure such as a NaN loss. Either way the runner records the trial as
+``failed`` and the study goes on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+
+class TrialFailed(RuntimeError):
+    """A trial that cannot produce a validation score (e.g. its loss became NaN)."""
+
+
+@dataclass(frozen=True)
+class TrialContext:
+    """Everything about a trial that is not a hyperparameter."""
+
+    study: str
+    family: str
+    trial_index: int
+    seed: int  # per-trial seed, derived from (study seed, family, trial index)
+    data_dir: Path  # root of the data sets (e.g. <data_dir>/sst/train.txt)
+    cache_dir: Path  # where readers may cache derived files (vocab-restricted GloVe, ...)
+    dataset: Mapping[str, Any] = field(default_factory=dict)  # the study's `dataset` block
+    device: str = "cpu"  # "cuda" when the trial was given a GPU
+
+
+@dataclass
+class TrialOutcome:
+    """The result of one trial: the best validation value of the study's metric."""
+
+    metric: float
+    best_epoch: int | None = None  # 1-based; None for families without epochs
+    epochs_run: int | None = None
+    epoch_seconds: list[float] = field(default_factory=list)

@@ -1,0 +1,53 @@
+"""`python -m analysis` on small records files."""
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from analysis.__main__ import main
+
+
+def test_cli_tsv_table(tmp_path, capsys):
+    path = tmp_path / "trials.tsv"
+    pd.DataFrame(
+        {"model": ["a"] * 5 + ["b"] * 4, "acc": [0, 25, 50, 75, 100, 1, 1, 2, 3], "secs": [1] * 5 + [2, 2, 4, 4]}
+    ).to_csv(path, sep="\t", index=False)
+    assert main([str(path), "--group", "model", "--metric", "acc", "--duration", "secs"]) == 0
+    out = pd.read_csv(tmp_path / "trials_expected_max.csv")
+    a = out[out.model == "a"]
+    assert a.expected_max.round(4).tolist() == [50, 70, 80, 85.84, 89.6]
+    assert a.spread_sd.round(4).tolist() == [35.3553, 29.1548, 23.6643, 19.6340, 16.6084]
+    b = out[out.model == "b"]
+    assert b.unbiased.round(6).tolist() == [1.75, 2.333333, 2.75, 3.0]
+    assert b.seconds.tolist() == [3, 6, 9, 12]
+    assert "85.8400" in capsys.readouterr().out
+
+
+def test_cli_jsonl_records_skip_failed(tmp_path):
+    path = tmp_path / "toy.jsonl"
+    rows = [{"family": "toy", "value": v, "status": "ok", "params": {"x": v}} for v in (0.1, 0.2)]
+    rows.append({"family": "toy", "value": None, "status": "failed", "error": "boom"})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "t.tsv"
+    assert main([str(path), "--max-n", "3", "--out", str(out)]) == 0
+    table = pd.read_csv(out, sep="\t")
+    assert table.N.tolist() == [2, 2, 2]
+    assert table.expected_max.tolist()[0] == pytest.approx(0.15)
+
+
+def test_cli_errors_exit_2(tmp_path):
+    assert main([str(tmp_path / "missing.csv")]) == 2
+    bad = tmp_path / "x.csv"
+    bad.write_text("family,value\na,oops\n")
+    assert main([str(bad)]) == 2
+    assert main([str(bad), "--metric", "nope"]) == 2
+
+
+def test_module_entry_point(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("family,value\na,1\na,2\n")
+    done = subprocess.run([sys.executable, "-m", "analysis", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "1.7500" in done.stdout

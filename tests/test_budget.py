@@ -1,0 +1,65 @@
+"""Budget inference on curves with known answers."""
+import numpy as np
+import pytest
+
+from analysis import Crossover, budget_to_reach, crossovers, expected_max, prob_beats, time_axis, time_crossovers
+
+
+def test_budget_to_reach_first_hit():
+    curve = [0.30, 0.35, 0.39, 0.3951, 0.40]
+    assert budget_to_reach(curve, 0.395) == 4
+    assert budget_to_reach(curve, 0.30) == 1
+    assert budget_to_reach(curve, 0.41) is None
+    # compared at reported precision, 0.3946 counts as 0.395
+    assert budget_to_reach([0.3944, 0.3946], 0.395) is None
+    assert budget_to_reach([0.3944, 0.3946], 0.395, decimals=3) == 2
+
+
+def test_budget_lower_is_better():
+    assert budget_to_reach([5.0, 4.0, 3.0], 3.5, maximize=False) == 3
+
+
+def test_time_axis():
+    np.testing.assert_allclose(time_axis(3, 10.0), [10, 20, 30])
+    with pytest.raises(ValueError, match="positive"):
+        time_axis(3, 0.0)
+
+
+def test_crossovers_on_trials():
+    lr = [0.34, 0.37, 0.38, 0.385, 0.39]
+    cnn = [0.29, 0.35, 0.38, 0.39, 0.40]
+    assert crossovers(lr, cnn, ("LR", "CNN")) == [Crossover(at=4, leader="CNN", previous="LR")]
+    assert crossovers(cnn, cnn) == []
+    # lower is better flips the leader
+    assert crossovers(lr, cnn, ("LR", "CNN"), maximize=False) == [Crossover(at=4, leader="LR", previous="CNN")]
+
+
+def test_crossovers_multiple():
+    a, b = [1, 3, 1, 3], [2, 2, 2, 2]
+    assert [c.at for c in crossovers(a, b)] == [2, 3, 4]
+
+
+def test_time_crossovers_known_answer():
+    a = [0.5, 0.6, 0.7, 0.8]  # every 1 s
+    b = [0.65, 0.66, 0.67, 0.68]  # every 2 s
+    # grid: 2 (a=.6 vs b=.65 -> B), 3 (.7 vs .65 -> A) ...
+    assert time_crossovers(a, 1.0, b, 2.0, ("A", "B")) == [Crossover(at=3.0, leader="A", previous="B")]
+    # B has no trial before 2 s, so A's lead at 1 s is not a comparison; on the trial axis B leads to n = 3
+    assert crossovers(a, b, ("A", "B")) == [Crossover(at=3, leader="A", previous="B")]
+    assert time_crossovers(b, 2.0, a, 1.0, ("B", "A")) == [Crossover(at=3.0, leader="A", previous="B")]
+
+
+def test_prob_beats():
+    assert prob_beats([1, 2], [1, 2], 1) == pytest.approx(0.5)
+    assert prob_beats([3], [1, 2], 5) == 1.0
+    assert prob_beats([0.0], [1.0], 1, maximize=False) == 1.0
+    # A = {0, 1}, B = {0.5}; best-of-2 of A is 1 with prob 3/4
+    assert prob_beats([0, 1], [0.5], 2) == pytest.approx(0.75)
+    # symmetry: P(A beats B) + P(B beats A) = 1 (ties counted half)
+    a, b = [0.1, 0.2, 0.2, 0.4], [0.2, 0.3]
+    assert prob_beats(a, b, 3, 2) + prob_beats(b, a, 2, 3) == pytest.approx(1.0)
+    # Monte Carlo check
+    rng = np.random.default_rng(0)
+    da, db = rng.choice(a, (200_000, 3)).max(1), rng.choice(b, (200_000, 2)).max(1)
+    mc = np.mean(da > db) + 0.5 * np.mean(da == db)
+    assert prob_beats(a, b, 3, 2) == pytest.approx(mc, abs=0.005)
