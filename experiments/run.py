@@ -1,0 +1,371 @@
+"""``python -m experiments.run study=<name> [overrides]``: seeded random search on Ray Tune.
+
+Validates the study and its families, then runs every trial index without a record
+in ``results/<study>/<family>.jsonl`` (so the same command resumes a killed run),
+appending one record per finished trial.
+"""
+from __future__ import annotations
+
+import getpass
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import asdict, is_dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from experiments.context import TrialContext
+from experiments.records import RecordsBusy, RecordsWriter, done_indices
+from experiments.space import CONF_DIR, ConfigError, Family, load_family, trial_seed
+
+REPO = CONF_DIR.parent
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def suite_commit() -> str:
+    """The suite's git commit, with ``-dirty`` when the work tree has changes."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+        return head + ("-dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def hardware(device: str) -> dict[str, Any]:
+    """CPU model, core count, GPU name (or none) and host of the process running a trial."""
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = "none"
+    if device == "cuda":
+        import torch
+
+        gpu = torch.cuda.get_device_name(torch.cuda.current_device())
+    return {"cpu": cpu, "cpu_count": os.cpu_count(), "gpu": gpu, "host": socket.gethostname()}
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    try:
+        import torch
+
+        out["torch"] = torch.__version__
+    except ImportError:
+        out["torch"] = "not installed"
+    return out
+
+
+# ----------------------------------------------------------------------------- validation
+def study_file() -> str:
+    try:
+        return str(CONF_DIR / "study" / f"{HydraConfig.get().runtime.choices['study']}.yaml")
+    except Exception:  # not under Hydra (tests call the helpers directly)
+        return "<study config>"
+
+
+def _require(cfg: DictConfig, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = OmegaConf.select(cfg, key, default=None)
+    if value is None or isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+        raise ConfigError(where, key, f"missing or of the wrong type (got {value!r})")
+    return value
+
+
+def validate(cfg: DictConfig) -> list[Family]:
+    """Check the study block, the run settings and every family file; return the families to run."""
+    where = study_file()
+    study = cfg.get("study")
+    if not isinstance(study, DictConfig):
+        raise ConfigError(where, "study", "missing: choose a study, e.g. study=sst5")
+    known = {"name", "description", "figure", "dataset", "families", "metric", "direction"}
+    unknown = set(study) - known
+    if unknown:
+        raise ConfigError(where, f"study.{sorted(unknown)[0]}", f"unknown key (allowed: {', '.join(sorted(known))})")
+    _require(cfg, "study.name", str, where)
+    _require(cfg, "study.metric", str, where)
+    _require(cfg, "study.dataset", DictConfig, where)
+    families = _require(cfg, "study.families", DictConfig, where)
+    if not families:
+        raise ConfigError(where, "study.families", "a study needs at least one family")
+    if cfg.study.get("direction") not in ("max", "min"):
+        raise ConfigError(where, "study.direction", f"must be max or min, got {cfg.study.get('direction')!r}")
+    trials, seed = cfg.get("trials"), cfg.get("seed")
+    if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
+        raise ConfigError(where, "trials", f"must be a positive integer, got {trials!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ConfigError(where, "seed", f"must be an integer, got {seed!r}")
+    cpus = cfg.resources.get("cpus_per_trial")
+    if not isinstance(cpus, (int, float)) or isinstance(cpus, bool) or cpus <= 0:
+        raise ConfigError(where, "resources.cpus_per_trial", f"must be a positive number, got {cpus!r}")
+    gpus = cfg.resources.get("gpus_per_trial")
+    if gpus != "auto" and (not isinstance(gpus, (int, float)) or isinstance(gpus, bool) or gpus < 0):
+        raise ConfigError(where, "resources.gpus_per_trial", f"must be auto or a number >= 0, got {gpus!r}")
+    if cfg.family is not None and cfg.family not in families:
+        raise ConfigError(where, "family", f"unknown family {cfg.family!r} in study {cfg.study.name} (has: {', '.join(families)})")
+    names = [cfg.family] if cfg.family is not None else list(families)
+    dirs = [Path(d) for d in cfg.paths.get("family_dirs") or []]
+    out = []
+    for name in names:
+        try:
+            out.append(load_family(str(families[name]), name=name, dirs=dirs))
+        except ConfigError as err:
+            if err.key == "family":  # the study names a file that does not exist
+                raise ConfigError(where, f"study.families.{name}", err.problem) from None
+            raise
+    return out
+
+
+# ----------------------------------------------------------------------------- one trial
+def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: dict, paths: dict, commit: str, command: str) -> None:
+    """The Ray Tune function trainable: train one trial and report its record (never raises)."""
+    from hydra.utils import get_method
+    from ray import tune
+
+    index = int(config["trial_index"])
+    params = family.params(seed, index)
+    device = "cuda" if _has_gpu() else "cpu"
+    ctx = TrialContext(
+        study=study,
+        family=family.name,
+        trial_index=index,
+        seed=trial_seed(seed, family.name, index),
+        data_dir=Path(paths["data_dir"]),
+        cache_dir=Path(paths["cache_dir"]),
+        dataset=dataset,
+        device=device,
+    )
+    record: dict[str, Any] = {"trial": index, "params": params, "started_at": _now()}
+    start = time.perf_counter()
+    try:
+        train = get_method(family.train_target)
+        outcome = train(params, ctx)
+        outcome = asdict(outcome) if is_dataclass(outcome) else dict(outcome)
+        value = float(outcome.pop("metric"))
+        if value != value:
+            raise ValueError("the training function returned NaN as its validation score")
+        record.update(status="ok", value=value, error=None, **outcome)
+    except BaseException as err:  # noqa: BLE001 - a failed trial is recorded, the study goes on
+        record.update(status="failed", value=None, error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc(limit=8))
+    record["duration_seconds"] = round(time.perf_counter() - start, 4)
+    record["ended_at"] = _now()
+    record["hardware"] = hardware(device)
+    record["versions"] = {**versions(), "suite_commit": commit}
+    tune.report({"record": record})
+
+
+def _has_gpu() -> bool:
+    try:
+        import ray
+
+        return bool(ray.get_gpu_ids())
+    except Exception:
+        return False
+
+
+# ----------------------------------------------------------------------------- the driver
+class Progress:
+    """Writes each finished trial's record and prints one progress line for it."""
+
+    def __init__(self, writer: RecordsWriter, family: Family, metric: str, maximize: bool, total: int, pending: int, concurrency: int, base: dict):
+        self.writer, self.family, self.metric, self.maximize = writer, family, metric, maximize
+        self.total, self.left, self.concurrency, self.base = total, pending, max(1, concurrency), base
+        self.best: float | None = None
+        self.durations: list[float] = []
+
+    def finish(self, record: dict) -> None:
+        record = {**self.base, **record}
+        self.writer.append(record)
+        self.left -= 1
+        self.durations.append(record["duration_seconds"])
+        value = record.get("value")
+        if value is not None and (self.best is None or (value > self.best if self.maximize else value < self.best)):
+            self.best = value
+        eta = self.left * (sum(self.durations) / len(self.durations)) / self.concurrency
+        shown = f"{self.metric}={value:.4f}" if value is not None else f"FAILED ({record.get('error')})"
+        best = f"{self.best:.4f}" if self.best is not None else "-"
+        print(
+            f"[{record['study']}/{self.family.name}] trial {record['trial']:>3} {shown} "
+            f"({record['duration_seconds']:.1f} s) best={best} | {self.left} of {self.total} left, ~{_clock(eta)} to go",
+            flush=True,
+        )
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+def _callback(progress: Progress):
+    from ray.tune import Callback
+
+    class RecordCallback(Callback):
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            if "record" in result:
+                progress.finish(result["record"])
+
+        def on_trial_error(self, iteration, trials, trial, **info):
+            # the trainable never raises; this is a crashed worker (e.g. killed by the OS)
+            progress.finish({
+                "trial": int(trial.config["trial_index"]), "params": None, "status": "failed", "value": None,
+                "error": f"worker crashed: {trial.error_file or 'no error file'}", "duration_seconds": 0.0,
+                "started_at": None, "ended_at": _now(),
+            })
+
+    return RecordCallback()
+
+
+def start_ray(address: str | None, verbose: int) -> None:
+    """Connect to ``address`` or start a local Ray bound to 127.0.0.1."""
+    import logging
+
+    import ray
+
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # local Ray on 127.0.0.1
+    if address and (Path.home() / ".ray" / "auth_token").is_file():
+        os.environ.setdefault("RAY_AUTH_MODE", "token")  # clusters started by `ray start` require the token
+    runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}}
+    if not verbose:
+        os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0 the legacy reporter prints nothing
+    quiet = logging.INFO if verbose else logging.ERROR
+    if address:
+        ray.init(address=address, runtime_env=runtime_env, logging_level=quiet, log_to_driver=bool(verbose))
+    else:
+        ray.init(include_dashboard=False, runtime_env=runtime_env, logging_level=quiet, log_to_driver=bool(verbose))
+
+
+def gpus_per_trial(setting: Any) -> float:
+    import ray
+
+    have = ray.cluster_resources().get("GPU", 0)
+    if setting == "auto":
+        return 1.0 if have else 0.0
+    if setting and not have:
+        raise ConfigError(study_file(), "resources.gpus_per_trial", f"{setting} GPUs per trial asked for, but the Ray cluster has no GPU")
+    return float(setting)
+
+
+def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: dict, commit: str) -> None:
+    from ray import tune
+
+    study = cfg.study.name
+    path = Path(cfg.paths.results_dir) / study / f"{family.name}.jsonl"
+    command = " ".join(["python -m experiments.run", *sys.argv[1:]])
+    base = {"study": study, "family": family.name, "family_file": str(family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file),
+            "seed": cfg.seed, "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser()}
+    import ray
+
+    slots = ray.cluster_resources().get("CPU", 1) // resources["cpu"]
+    if resources.get("gpu"):
+        slots = min(slots, ray.cluster_resources().get("GPU", 0) // resources["gpu"])
+    with RecordsWriter(path) as writer:
+        pending = sorted(set(pending) - done_indices(path))  # re-read under the lock
+        if not pending:
+            return
+        progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", cfg.trials, len(pending), int(slots), base)
+        trainable = tune.with_resources(
+            tune.with_parameters(
+                run_trial, family=family, study=study, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),
+                paths={"data_dir": cfg.paths.data_dir, "cache_dir": cfg.paths.cache_dir}, commit=commit, command=command,
+            ),
+            resources,
+        )
+        tuner = tune.Tuner(
+            trainable,
+            param_space={"trial_index": tune.grid_search(pending)},
+            tune_config=tune.TuneConfig(reuse_actors=True),
+            run_config=tune.RunConfig(
+                name=f"{study}-{family.name}",
+                storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"),
+                verbose=int(cfg.ray.verbose),
+                callbacks=[_callback(progress)],
+                failure_config=tune.FailureConfig(max_failures=0),
+            ),
+        )
+        tuner.fit()
+
+
+def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
+    import pandas as pd
+
+    rows = [{"trial": i, "done": "yes" if i in done else "", **family.params(cfg.seed, i)} for i in range(cfg.trials)]
+    frame = pd.DataFrame(rows)
+    searched = ["trial", "done", *sorted(family.search)]
+    print(f"\n{cfg.study.name}/{family.name} ({family.file.name}, {family.label}; train: {family.train_target}); fixed: "
+          + ", ".join(f"{k}={v}" for k, v in family.fixed.items() if k not in family.search))
+    with pd.option_context("display.max_columns", None, "display.width", 200, "display.float_format", "{:.4g}".format):
+        print(frame[searched].to_string(index=False))
+
+
+def check_trainable(family: Family) -> None:
+    """Fail early, and plainly, when a family's training function does not exist yet."""
+    from hydra.utils import get_method
+
+    try:
+        get_method(family.train_target)
+    except Exception:
+        raise ConfigError(family.file, "train._target_", f"{family.train_target} cannot be imported: the model of family "
+                          f"{family.name!r} is not in this suite yet (dry_run=true still shows its assignments)") from None
+
+
+@hydra.main(version_base=None, config_path="../conf", config_name="config")
+def main(cfg: DictConfig) -> None:
+    try:
+        families = validate(cfg)
+        if not cfg.dry_run:
+            for family in families:
+                check_trainable(family)
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    results = Path(cfg.paths.results_dir) / cfg.study.name
+    todo = {f.name: sorted(set(range(cfg.trials)) - done_indices(results / f"{f.name}.jsonl")) for f in families}
+    if cfg.dry_run:
+        for family in families:
+            print_assignments(cfg, family, set(range(cfg.trials)) - set(todo[family.name]))
+        return
+    if not any(todo.values()):
+        print(f"{cfg.study.name}: all {cfg.trials} trials of {', '.join(todo)} have records in {results}; nothing to run")
+        return
+    started = time.perf_counter()
+    start_ray(cfg.ray.address, cfg.ray.verbose)
+    print(f"[{cfg.study.name}] Ray ready in {time.perf_counter() - started:.1f} s", flush=True)
+    try:
+        resources = {"cpu": float(cfg.resources.cpus_per_trial), "gpu": gpus_per_trial(cfg.resources.gpus_per_trial)}
+        commit = suite_commit()
+        for family in families:
+            if todo[family.name]:
+                print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {cfg.trials} trials to run "
+                      f"({resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {results / (family.name + '.jsonl')}", flush=True)
+                run_family(cfg, family, todo[family.name], resources, commit)
+    except RecordsBusy as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        import ray
+
+        ray.shutdown()
+    print(f"[{cfg.study.name}] done in {_clock(time.perf_counter() - started)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
