@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -24,11 +25,13 @@ def iter_records(path: Path) -> Iterator[dict[str, Any]]:
     if not path.is_file():
         return
     with path.open("rb") as handle:
-        for line in handle:
-            if not line.endswith(b"\n"):
-                break  # torn write of a killed run: the trial is run again on resume
-            if line.strip():
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
                 yield json.loads(line)
+            except json.JSONDecodeError:  # torn write of a killed run: that trial runs again on resume
+                warnings.warn(f"{path}:{number}: skipping an incomplete record (a killed run was writing it)")
 
 
 def done_indices(path: Path) -> set[int]:

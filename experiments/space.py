@@ -1,4 +1,4 @@
-"""Search spaces: load and validate family files (conf/family/*.yaml) and sample assignments.
+"""Search spaces: load and validate family files (conf/search_space/*.yaml) and sample assignments.
 
 A family file holds one appendix table: ``fixed`` settings beside the ``search``
 distributions. A variant names its base with ``inherits: <file stem>`` and
@@ -124,8 +124,8 @@ def validate_distribution(path: Path, key: str, spec: Any) -> dict[str, Any]:
 
 
 def load_family(stem: str, name: str | None = None, dirs: Iterable[Path] = ()) -> Family:
-    """Load and validate ``<stem>.yaml`` from ``dirs`` (then ``conf/family``)."""
-    search_dirs = [Path(d) for d in dirs] + [CONF_DIR / "family"]
+    """Load and validate ``<stem>.yaml`` from ``dirs`` (then ``conf/search_space``)."""
+    search_dirs = [Path(d) for d in dirs] + [CONF_DIR / "search_space"]
     try:
         raw, path = _load_raw(stem, search_dirs)
     except FileNotFoundError:

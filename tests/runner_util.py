@@ -1,0 +1,25 @@
+"""Helpers to run `python -m experiments.run` in a subprocess from the tests."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def runner_env(**extra: str) -> dict:
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "PYTHONUNBUFFERED": "1", **extra}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def run(*overrides: str, timeout: float = 300, **popen) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "experiments.run", *overrides],
+        cwd=REPO, env=popen.pop("env", runner_env()), capture_output=True, text=True, timeout=timeout, **popen,
+    )
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,0 +1,54 @@
+"""The runner validates before it runs: bad studies exit 2 with one message and touch no records."""
+import pytest
+
+from tests.runner_util import run
+
+
+def _bad(tmp_path, *overrides):
+    done = run(f"paths.results_dir={tmp_path / 'results'}", *overrides, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert not (tmp_path / "results").exists()  # no records file created or touched
+    lines = [l for l in done.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    return lines[0]
+
+
+def test_unknown_family_override(tmp_path):
+    msg = _bad(tmp_path, "study=toy", "family=nope")
+    assert "conf/study/toy.yaml: family: unknown family 'nope'" in msg
+
+
+def test_study_names_missing_family_file(tmp_path):
+    msg = _bad(tmp_path, "study=toy", "study.families={toy: does_not_exist}")
+    assert "study.families.toy" in msg and "does_not_exist.yaml" in msg
+
+
+@pytest.mark.parametrize(
+    "override, key",
+    [("trials=0", "trials"), ("study.direction=up", "study.direction"), ("+study.metirc=x", "study.metirc"),
+     ("resources.cpus_per_trial=0", "resources.cpus_per_trial")],
+)
+def test_bad_study_settings(tmp_path, override, key):
+    assert f": {key}: " in _bad(tmp_path, "study=toy", override)
+
+
+def test_bad_family_file_named(tmp_path):
+    (tmp_path / "fam").mkdir()
+    (tmp_path / "fam" / "broken.yaml").write_text(
+        "label: x\ntrain: {_target_: models.toy.train}\nsearch:\n  lr: {distribution: loguniform, low: 0.0, high: 1.0}\n"
+    )
+    msg = _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", "study.families={toy: broken}")
+    assert f"{tmp_path / 'fam' / 'broken.yaml'}: search.lr.low" in msg
+
+
+def test_family_without_model_yet(tmp_path):
+    msg = _bad(tmp_path, "study=squad")
+    assert "models.bidaf.train cannot be imported" in msg and "not in this suite yet" in msg
+
+
+@pytest.mark.parametrize("study", ["sst5", "sst5_as_run", "sst2_bcn", "scitail", "squad", "toy"])
+def test_dry_run_every_study(tmp_path, study):
+    done = run(f"study={study}", "trials=3", "dry_run=true", f"paths.results_dir={tmp_path}", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not any(tmp_path.iterdir())
+    assert done.stdout.count(" trial ") >= 1 and "\n     2 " in done.stdout

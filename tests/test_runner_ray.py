@@ -1,0 +1,132 @@
+"""The runner end to end on Ray: records, resume after SIGKILL, failed trials, the lock, a Ray cluster."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from experiments.records import RecordsBusy, RecordsWriter, done_indices, iter_records
+from experiments.space import load_family
+from tests.runner_util import REPO, records, run, runner_env
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+
+def slow_toy(folder: Path, seconds: float, fail: list[int] = ()) -> list[str]:
+    """Overrides that run the toy study with a family whose trials take ``seconds`` each."""
+    folder.mkdir(exist_ok=True)
+    (folder / "toy_test.yaml").write_text(f"inherits: toy\nfixed: {{work_seconds: {seconds}, fail_trials: {list(fail)}}}\n")
+    return ["study=toy", f"paths.family_dirs=[{folder}]", "study.families={toy: toy_test}"]
+
+
+def test_toy_study_end_to_end_with_a_failed_trial(tmp_path):
+    out = tmp_path / "results"
+    done = run(*slow_toy(tmp_path / "fam", 0.0, fail=[3]), "trials=8", f"paths.results_dir={out}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = records(out / "toy" / "toy.jsonl")
+    assert sorted(r["trial"] for r in rows) == list(range(8))
+    failed = [r for r in rows if r["status"] == "failed"]
+    assert [r["trial"] for r in failed] == [3] and "NaN" in failed[0]["error"]
+    family = load_family("toy_test", name="toy", dirs=[tmp_path / "fam"])
+    for r in rows:  # the recorded assignment is the one derived from (seed, family, index)
+        assert r["params"] == family.params(0, r["trial"])
+        assert r["study"] == "toy" and r["seed"] == 0 and r["metric"] == "score"
+        assert r["hardware"]["gpu"] == "none" and r["versions"]["torch"] and r["versions"]["suite_commit"]
+        assert r["duration_seconds"] >= 0 and r["started_at"] <= r["ended_at"]
+    assert all(isinstance(r["value"], float) for r in rows if r["status"] == "ok")
+    # one progress line per trial, and Ray's own tables stay quiet
+    progress = [l for l in done.stdout.splitlines() if l.startswith("[toy/toy] trial")]
+    assert len(progress) == 8 and "of 8 left" in progress[-1] and "Trial name" not in done.stdout
+    # a second run has nothing to do
+    again = run(*slow_toy(tmp_path / "fam", 0.0, fail=[3]), "trials=8", f"paths.results_dir={out}")
+    assert again.returncode == 0 and "nothing to run" in again.stdout
+
+
+def test_sigkill_then_resume(tmp_path):
+    out = tmp_path / "results"
+    path = out / "toy" / "toy.jsonl"
+    args = [sys.executable, "-m", "experiments.run", *slow_toy(tmp_path / "fam", 0.7), "trials=14", f"paths.results_dir={out}"]
+    proc = subprocess.Popen(args, cwd=REPO, env=runner_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and (not path.exists() or len(records(path)) < 4):
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = path.read_bytes()
+    n_before = len(records(path))
+    assert 4 <= n_before < 14
+    done = run(*slow_toy(tmp_path / "fam", 0.7), "trials=14", f"paths.results_dir={out}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = path.read_bytes()
+    assert after.startswith(before)  # records written before the kill are byte-identical
+    rows = records(path)
+    assert len(rows) == 14 and sorted(r["trial"] for r in rows) == list(range(14))
+    assert f"{14 - n_before} of 14 trials to run" in done.stdout
+
+
+def test_second_writer_refused(tmp_path):
+    path = tmp_path / "toy" / "toy.jsonl"
+    with RecordsWriter(path) as writer:
+        writer.append({"trial": 0})
+        with pytest.raises(RecordsBusy, match="another runner .* is writing"):
+            RecordsWriter(path).__enter__()
+    with RecordsWriter(path) as writer:  # free again once the first one is done
+        writer.append({"trial": 1})
+    assert [r["trial"] for r in records(path)] == [0, 1]
+
+
+def test_second_runner_on_same_records_exits_2(tmp_path):
+    out = tmp_path / "results"
+    path = out / "toy" / "toy.jsonl"
+    with RecordsWriter(path):
+        done = run(*slow_toy(tmp_path / "fam", 0.0), "trials=2", f"paths.results_dir={out}")
+    assert done.returncode == 2 and "another runner" in done.stderr
+    assert path.read_bytes() == b"" if path.exists() else True
+
+
+def test_torn_last_line_is_not_extended(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"trial": 0}\n{"trial": 1, "val')
+    with pytest.warns(UserWarning, match="r.jsonl:2: skipping an incomplete record"):
+        assert done_indices(path) == {0}
+    with RecordsWriter(path) as writer:
+        writer.append({"trial": 1})
+    assert path.read_bytes() == b'{"trial": 0}\n{"trial": 1, "val\n{"trial": 1}\n'
+    with pytest.warns(UserWarning):
+        assert [r["trial"] for r in iter_records(path)] == [0, 1]
+
+
+def stop_cluster(temp_dir: str) -> None:
+    """Stop only the processes of the cluster whose session lives in ``temp_dir`` (`ray stop` would stop every Ray)."""
+    for sig in ("TERM", "KILL"):
+        subprocess.run(["pkill", f"-{sig}", "-f", temp_dir], capture_output=True)
+        time.sleep(2)
+
+
+@pytest.mark.skipif(shutil.which("ray", path=os.path.dirname(sys.executable)) is None, reason="ray CLI not installed")
+def test_run_against_a_local_ray_cluster(tmp_path):
+    ray_cli = os.path.join(os.path.dirname(sys.executable), "ray")
+    temp_dir = tempfile.mkdtemp(prefix="sywray", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
+    env = runner_env()
+    port = 6390 + os.getpid() % 200
+    start = subprocess.run(
+        [ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
+         f"--temp-dir={temp_dir}", "--include-dashboard=false", "--disable-usage-stats"],
+        env=env, capture_output=True, text=True, timeout=180,
+    )
+    try:
+        assert start.returncode == 0, start.stdout + start.stderr
+        out = tmp_path / "results"
+        done = run(*slow_toy(tmp_path / "fam", 0.0), "trials=4", f"paths.results_dir={out}",
+                   f"ray.address=127.0.0.1:{port}", env={**env, "RAY_AUTH_MODE": "token"})
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        rows = records(out / "toy" / "toy.jsonl")
+        assert sorted(r["trial"] for r in rows) == [0, 1, 2, 3]
+    finally:
+        stop_cluster(temp_dir)
+        shutil.rmtree(temp_dir, ignore_errors=True)
