@@ -34,3 +34,7 @@ test: env
 
 clean-env:
 	rm -rf $(VENV)
+
+.PHONY: bench-runner
+bench-runner: env
+	$(PY) benchmarks/runner_overhead.py

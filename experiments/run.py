@@ -7,6 +7,7 @@ appending one record per finished trial.
 from __future__ import annotations
 
 import getpass
+import importlib.metadata
 import os
 import platform
 import socket
@@ -31,7 +32,7 @@ REPO = CONF_DIR.parent
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def suite_commit() -> str:
@@ -63,14 +64,12 @@ def hardware(device: str) -> dict[str, Any]:
 
 
 def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
+    """Python and torch versions (read from package metadata: importing torch here would cost seconds)."""
     try:
-        import torch
-
-        out["torch"] = torch.__version__
-    except ImportError:
-        out["torch"] = "not installed"
-    return out
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = "not installed"
+    return {"python": platform.python_version(), "torch": torch_version}
 
 
 # ----------------------------------------------------------------------------- validation
@@ -238,6 +237,8 @@ def start_ray(address: str | None, verbose: int) -> None:
     import ray
 
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # local Ray on 127.0.0.1
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no traffic off this machine
+    os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # our JSONL records are the log
     if address and (Path.home() / ".ray" / "auth_token").is_file():
         os.environ.setdefault("RAY_AUTH_MODE", "token")  # clusters started by `ray start` require the token
     runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}}
