@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 VARIANT ?=
 SOURCE ?= ours
 
-.PHONY: env test fig1 clean-env
+.PHONY: env test fig1 fig2 fig3 fig4 budgets clean-env
 
 env: $(STAMP)
 
@@ -31,6 +31,19 @@ $(STAMP): pyproject.toml Makefile
 
 test: env
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Figures from trial records: ours by default (fig1 runs the study first when its records are missing),
+# the authors' published trials with SOURCE=paper; VARIANT=as_run draws the as-run search space.
+FIG_ARGS = --source $(SOURCE) $(if $(VARIANT),--variant $(VARIANT))
+
+fig1: env
+	$(PY) -m figures fig1 $(FIG_ARGS) --run-missing
+
+fig2 fig3 fig4: env
+	$(PY) -m figures $@ $(FIG_ARGS)
+
+budgets: env
+	$(PY) -m figures budgets $(FIG_ARGS)
 
 clean-env:
 	rm -rf $(VENV)

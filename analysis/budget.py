@@ -1,12 +1,4 @@
-"""Budget inference and comparisons between model families (Dodge et al., 2019, section 4).
-
-The rule that turns a curve into a budget: the budget to reach a target is the
-smallest n whose expected best value is at least the target (at most, for
-lower-is-better metrics). With ``decimals`` both sides are first rounded to that
-many decimals, which is how a figure read at reported precision compares them.
-On the time axis n trials cost n times the family's mean training duration
-(the convention of the paper's Figs. 2 and 4).
-"""
+"""Budget inference and comparisons between model families (Dodge et al., 2019, section 4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -15,6 +7,14 @@ from typing import Sequence
 import numpy as np
 
 from analysis.expected_max import max_distribution
+
+RULE = (
+    "The budget to reach a target is the smallest n whose expected best value (Eq. 8) is at least the "
+    "target (at most, for lower-is-better metrics). With `decimals`, both sides are first rounded to that "
+    "many decimals, as when a curve is read at reported precision. On the time axis n trials cost n times "
+    "the family's mean training duration (the convention of the paper's Figs. 2 and 4); a time crossover "
+    "is looked for where both families have a curve (up to each family's N trials)."
+)
 
 
 def _at_least(values: np.ndarray, target: float, maximize: bool, decimals: int | None) -> np.ndarray:
@@ -26,7 +26,7 @@ def _at_least(values: np.ndarray, target: float, maximize: bool, decimals: int |
 def budget_to_reach(
     curve: Sequence[float], target: float, *, maximize: bool = True, decimals: int | None = None
 ) -> int | None:
-    """Smallest budget n (1-based index into ``curve``) whose value reaches ``target``; None if none does."""
+    """Smallest budget n (1-based index into ``curve``) whose value reaches ``target``; None if none does (see RULE)."""
     hits = np.flatnonzero(_at_least(np.asarray(curve, dtype=float), target, maximize, decimals))
     return int(hits[0]) + 1 if hits.size else None
 

@@ -1,0 +1,1 @@
+"""Figures 1-4 and the budget tables, drawn from trial records (ours or the authors' published ones)."""

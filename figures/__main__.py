@@ -1,0 +1,74 @@
+"""``python -m figures fig1|fig2|fig3|fig4|budgets [--source ours|paper] [--variant as_run]``."""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from data.download import DataMissingError
+from figures import budgets
+from figures.plot import draw
+from figures.sources import REPO, from_paper, from_records
+from figures.specs import FIGURES, FigureSpec
+
+OUT = REPO / "figures"
+# Wall time of a full study on a 2-core CPU machine, shown before `make fig1` runs one (README, "Performance").
+STUDY_MINUTES = {"sst5": 60, "sst5_as_run": 60}
+
+
+def study_of(spec: FigureSpec, variant: str | None) -> str:
+    return f"{spec.study}_{variant}" if variant else spec.study
+
+
+def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path, run_missing: bool):
+    if source == "paper":
+        return from_paper(spec, labels=spec.labels)
+    study = study_of(spec, variant)
+    if run_missing and not any((results / study).glob("*.jsonl")):
+        minutes = STUDY_MINUTES.get(study)
+        eta = f"about {minutes} minutes on a 2-core CPU machine" if minutes else "a long time on a CPU"
+        print(f"No trial records in {results / study}: running the study first ({eta}).\n"
+              f"  python -m experiments.run study={study}", flush=True)
+        subprocess.run([sys.executable, "-m", "experiments.run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO, check=True)
+    return from_records(study, results, labels=spec.labels)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m figures", description=__doc__)
+    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets"])
+    parser.add_argument("--source", choices=["ours", "paper"], default="ours")
+    parser.add_argument("--variant", default=None, help="search-space variant, e.g. as_run (study <study>_<variant>)")
+    parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--run-missing", action="store_true", help="run the study first when it has no records")
+    args = parser.parse_args(argv)
+    tag = args.source if not args.variant else f"{args.source}_{args.variant}"
+    try:
+        if args.what == "budgets":
+            sections = []
+            for spec in FIGURES.values():
+                try:
+                    sections.append((spec, groups_for(spec, args.source, args.variant, args.results, False)))
+                except FileNotFoundError as err:
+                    print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
+            if not sections:
+                raise FileNotFoundError(f"no records for any figure ({args.source})")
+            for path in budgets.write(sections, tag, args.out):
+                print(f"wrote {path}")
+            return 0
+        spec = FIGURES[int(args.what[3:])]
+        groups = groups_for(spec, args.source, args.variant, args.results, args.run_missing)
+        who = "the authors' published trials" if args.source == "paper" else f"our records ({study_of(spec, args.variant)})"
+        stem = args.what if tag == "ours" else f"{args.what}_{tag.removeprefix('ours_')}"
+        title = f"Figure {spec.number} from {who}"
+        for path in draw(spec, groups, title, args.out / stem):
+            print(f"wrote {path}")
+        return 0
+    except (DataMissingError, FileNotFoundError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

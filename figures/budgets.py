@@ -1,0 +1,107 @@
+"""Budget-inference numbers for each case study (section 4): a tidy CSV and a Markdown summary."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis import budget_to_reach, crossovers, expected_max, time_crossovers
+from analysis.budget import RULE
+from figures.sources import Group
+from figures.specs import FigureSpec
+
+PAPER_CLAIMS = {  # what the paper's text states, shown beside our numbers
+    1: ["the CNN needs 16 trials to reach 0.395", "LR is better up to about 10 trials"],
+    2: ["GloVe is best below about 2 hours", "ELMo frozen is best between about 6 hours and 1 day", "ELMo fine-tuned is best beyond"],
+    3: ["the budget to match the reported numbers ranges from 2 (n-gram) to 20 (DGEM)"],
+    4: ["BiDAF needs about 18 GPU days, 55 trials, to match 0.677"],
+}
+
+
+def _human(seconds: float | None) -> str:
+    if seconds is None or not np.isfinite(seconds):
+        return "-"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def budget_rows(spec: FigureSpec, groups: list[Group], source: str) -> pd.DataFrame:
+    """One row per (family, statistic, target): expected max at n = 1, 10, N; budgets to reach targets; crossovers."""
+    rows = []
+    targets = sorted({*spec.references.values(), *([spec.guide[1]] if spec.guide else []),
+                      *itertools.chain.from_iterable(spec.budget_targets.values())})
+    curves = {}
+    for g in groups:
+        big_n = g.scores.size
+        ns = np.arange(1, big_n + 1)
+        curves[g.family] = expected_max(g.scores, ns)
+        seconds = (lambda n, d=g.mean_duration: None if d is None else n * d)
+        for n in sorted({1, min(10, big_n), big_n}):
+            rows.append(dict(family=g.family, statistic="expected_max", target=None, trials=n, seconds=seconds(n), value=curves[g.family][n - 1]))
+        rows.append(dict(family=g.family, statistic="best_observed", target=None, trials=big_n, seconds=seconds(big_n), value=g.scores.max()))
+        own = [spec.references[g.family]] if g.family in spec.references else []
+        for target in sorted(set(targets) | set(own)):
+            for decimals in (None, 3):
+                n = budget_to_reach(curves[g.family], target, decimals=decimals)
+                rows.append(dict(family=g.family, statistic="budget_to_reach" if decimals is None else "budget_to_reach_rounded_3dp",
+                                 target=target, trials=n, seconds=None if n is None else seconds(n), value=None))
+    for a, b in itertools.combinations(groups, 2):
+        for c in crossovers(curves[a.family], curves[b.family], (a.family, b.family)):
+            rows.append(dict(family=f"{c.leader} over {c.previous}", statistic="crossover_trials", target=None, trials=c.at, seconds=None, value=None))
+        if a.mean_duration and b.mean_duration:
+            for c in time_crossovers(curves[a.family], a.mean_duration, curves[b.family], b.mean_duration, (a.family, b.family)):
+                rows.append(dict(family=f"{c.leader} over {c.previous}", statistic="crossover_time", target=None, trials=None, seconds=c.at, value=None))
+    frame = pd.DataFrame(rows)
+    frame.insert(0, "study", spec.study)
+    frame.insert(1, "source", source)
+    return frame
+
+
+def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source: str) -> str:
+    labels = {g.family: g.label for g in groups}
+    out = [f"## Figure {spec.number}: study `{spec.study}` ({source})", ""]
+    out += ["| family | N | mean duration | E[max] n=1 | n=10 | n=N | best observed |", "|---|---|---|---|---|---|---|"]
+    for g in groups:
+        em = frame[(frame.family == g.family) & (frame.statistic == "expected_max")].set_index("trials").value
+        best = frame[(frame.family == g.family) & (frame.statistic == "best_observed")].value.iloc[0]
+        out.append(f"| {labels[g.family]} | {g.scores.size} | {_human(g.mean_duration)} | {em.iloc[0]:.4f} | "
+                   f"{em.get(min(10, g.scores.size), np.nan):.4f} | {em.iloc[-1]:.4f} | {best:.4f} |")
+    reach = frame[frame.statistic.str.startswith("budget_to_reach")]
+    if not reach.empty:
+        out += ["", "Budget to reach a target (first n whose expected max >= target; rounded: both sides at 3 decimals):", "",
+                "| family | target | trials | time | trials (rounded) | time (rounded) |", "|---|---|---|---|---|---|"]
+        for (family, target), part in reach.groupby(["family", "target"], sort=False):
+            exact = part[part.statistic == "budget_to_reach"].iloc[0]
+            rounded = part[part.statistic == "budget_to_reach_rounded_3dp"].iloc[0]
+            fmt = lambda v: "not reached" if v is None or pd.isna(v) else str(int(v))  # noqa: E731
+            out.append(f"| {labels[family]} | {target:g} | {fmt(exact.trials)} | {_human(exact.seconds)} | "
+                       f"{fmt(rounded.trials)} | {_human(rounded.seconds)} |")
+    cross = frame[frame.statistic.str.startswith("crossover")]
+    out += ["", "Crossovers (the first family overtakes the second from this budget on):", ""]
+    if cross.empty:
+        out.append("- none: one family leads at every shared budget")
+    for row in cross.itertuples():
+        leader, previous = row.family.split(" over ")
+        where = f"n = {int(row.trials)} trials" if row.statistic == "crossover_trials" else f"t = {_human(row.seconds)}"
+        out.append(f"- {labels[leader]} over {labels[previous]} at {where}")
+    if spec.number in PAPER_CLAIMS:
+        out += ["", "The paper says: " + "; ".join(PAPER_CLAIMS[spec.number]) + "."]
+    return "\n".join(out) + "\n"
+
+
+def write(sections: list[tuple[FigureSpec, list[Group]]], source: str, folder: Path) -> tuple[Path, Path]:
+    frames, texts = [], []
+    for spec, groups in sections:
+        frame = budget_rows(spec, groups, source)
+        frames.append(frame)
+        texts.append(markdown(spec, groups, frame, source))
+    folder.mkdir(parents=True, exist_ok=True)
+    csv, md = folder / f"budgets_{source}.csv", folder / f"budgets_{source}.md"
+    pd.concat(frames, ignore_index=True).to_csv(csv, index=False, float_format="%.6g")
+    header = f"# Budget inference ({source})\n\nRule: {RULE}\n\n"
+    md.write_text(header + "\n".join(texts))
+    return csv, md

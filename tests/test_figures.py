@@ -1,0 +1,111 @@
+"""Figures and budget tables from generated records (ours) and generated published-layout TSVs (paper)."""
+import urllib.error
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from data.download import DataMissingError
+from figures import sources
+from figures.__main__ import main
+from figures.specs import FIGURES
+from tests.fake_records import write_paper_file, write_study
+
+STUDIES = {
+    1: ("sst5", {"lr": (0.34, 0.03, 1.5), "cnn": (0.29, 0.06, 40)}),
+    2: ("sst2_bcn", {"glove": (0.85, 0.02, 1600), "elmo_frozen": (0.88, 0.03, 6800), "elmo_finetuned": (0.87, 0.05, 16000)}),
+    3: ("scitail", {"ngram": (0.70, 0.03, 130), "dam": (0.72, 0.08, 340), "esim": (0.74, 0.08, 370), "dgem": (0.70, 0.1, 1000)}),
+    4: ("squad", {"bidaf": (0.55, 0.1, 31617)}),
+}
+
+
+@pytest.fixture
+def records(tmp_path):
+    for study, families in STUDIES.values():
+        write_study(tmp_path / "results", study, families)
+    return tmp_path / "results"
+
+
+@pytest.mark.parametrize("number", [1, 2, 3, 4])
+def test_each_figure_renders_from_our_records(records, tmp_path, number):
+    out = tmp_path / "fig"
+    assert main([f"fig{number}", "--results", str(records), "--out", str(out)]) == 0
+    png = out / f"fig{number}.png"
+    assert (out / f"fig{number}.pdf").stat().st_size > 1000
+    with Image.open(png) as image:
+        assert image.size[0] >= 900 and image.size[1] >= 600  # readable at paper size (5 x 3.6 in at 200 dpi)
+        pixels = np.asarray(image.convert("L"))
+        assert (pixels < 128).mean() > 0.005  # something was drawn
+
+
+@pytest.mark.parametrize("number", [1, 2, 3, 4])
+def test_each_figure_renders_from_paper_layout(tmp_path, monkeypatch, number):
+    folder = tmp_path / "paper"
+    path = write_paper_file(folder, number)
+    spec = FIGURES[number]
+    fake = type(spec.paper)(**{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})
+    monkeypatch.setitem(FIGURES, number, type(spec)(**{**spec.__dict__, "paper": fake}))
+    monkeypatch.setattr(sources, "PAPER_DIR", folder)
+    monkeypatch.setattr(sources.from_paper, "__defaults__", (folder, None))
+    out = tmp_path / "fig"
+    assert main([f"fig{number}", "--source", "paper", "--out", str(out)]) == 0
+    assert (out / f"fig{number}_paper.png").is_file() and not (out / f"fig{number}.png").exists()
+
+
+def test_dgem_placeholder_durations_mean_no_time_axis(tmp_path):
+    path = write_paper_file(tmp_path, 3)
+    spec = FIGURES[3]
+    fake = type(spec.paper)(**{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})
+    groups = sources.from_paper(type(spec)(**{**spec.__dict__, "paper": fake}), folder=tmp_path)
+    by = {g.family: g for g in groups}
+    assert by["dgem"].durations is None and by["dam"].durations is not None
+    assert [g.scores.size for g in groups] == [50, 50, 50, 50]
+
+
+def test_missing_paper_file_without_network_is_a_clear_message(tmp_path, monkeypatch, capsys):
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr("urllib.request.urlopen", offline)
+    monkeypatch.setattr(sources.from_paper, "__defaults__", (tmp_path, None))
+    assert main(["fig3", "--source", "paper", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "scitail_search.tsv" in err and "raw.githubusercontent.com/dodgejesse/reproducibility" in err
+    assert str(tmp_path) in err and "Traceback" not in err
+
+
+def test_wrong_checksum_is_refused(tmp_path):
+    path = write_paper_file(tmp_path, 1)
+    with pytest.raises(ValueError, match="sha256"):
+        sources.ensure_paper_file(FIGURES[1].paper, tmp_path)
+    assert path.exists()
+
+
+def test_budget_table(records, tmp_path):
+    out = tmp_path / "b"
+    assert main(["budgets", "--results", str(records), "--out", str(out)]) == 0
+    table = pd.read_csv(out / "budgets_ours.csv")
+    assert {"study", "family", "statistic", "target", "trials", "seconds"} <= set(table.columns)
+    assert set(table.study) == {"sst5", "sst2_bcn", "scitail", "squad"}
+    em1 = table[(table.study == "sst5") & (table.family == "lr") & (table.statistic == "expected_max") & (table.trials == 1)]
+    lr = pd.read_json(records / "sst5" / "lr.jsonl", lines=True)
+    assert em1.value.iloc[0] == pytest.approx(lr.value.mean(), abs=1e-6)
+    reach = table[(table.study == "squad") & (table.statistic == "budget_to_reach") & (table.target == 0.677)]
+    assert len(reach) == 1
+    text = (out / "budgets_ours.md").read_text()
+    assert "Rule: The budget to reach a target is the smallest n" in text
+    assert "The paper says: the CNN needs 16 trials to reach 0.395" in text
+
+
+def test_fig1_runs_study_when_records_missing(tmp_path, monkeypatch, capsys):
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        calls.append(cmd)
+        write_study(tmp_path / "results", "sst5", STUDIES[1][1])
+
+    monkeypatch.setattr("subprocess.run", fake_run)
+    assert main(["fig1", "--run-missing", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "o")]) == 0
+    assert calls and "study=sst5" in calls[0]
+    assert "running the study first (about 60 minutes" in capsys.readouterr().out
