@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 VARIANT ?=
 SOURCE ?= ours
 
-.PHONY: env test fig1 fig2 fig3 fig4 budgets clean-env
+.PHONY: env test fig1 fig2 fig3 fig4 budgets report clean-env
 
 env: $(STAMP)
 
@@ -44,6 +44,11 @@ fig2 fig3 fig4: env
 
 budgets: env
 	$(PY) -m figures budgets $(FIG_ARGS)
+
+# The reporting checklist of a study: STUDY=sst5 (default), SOURCE=ours|paper.
+STUDY ?= sst5
+report: env
+	$(PY) -m figures report --study $(STUDY) --source $(SOURCE)
 
 clean-env:
 	rm -rf $(VENV)

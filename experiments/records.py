@@ -89,11 +89,12 @@ class RecordsWriter:
             self._lock = None
 
 
-def load_study(study_dir: Path) -> tuple[pd.DataFrame, int]:
-    """The table the analysis reads (one row per ok trial, ``params.*`` flattened) and the failed count."""
+def load_study(study_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The table the analysis reads (one row per ok trial, ``params.*`` flattened) and failed trials per family."""
     records = [r for path in sorted(Path(study_dir).glob("*.jsonl")) for r in iter_records(path)]
     if not records:
         raise FileNotFoundError(f"no trial records in {study_dir}")
     frame = pd.json_normalize(records)
     ok = frame["status"] == "ok"
-    return frame[ok].sort_values(["family", "trial"]).reset_index(drop=True), int((~ok).sum())
+    failed = frame.loc[~ok, "family"].value_counts().to_dict()
+    return frame[ok].sort_values(["family", "trial"]).reset_index(drop=True), {k: int(v) for k, v in failed.items()}

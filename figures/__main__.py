@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from data.download import DataMissingError
-from figures import budgets
+from figures import budgets, report
 from figures.plot import draw
 from figures.sources import REPO, from_paper, from_records
 from figures.specs import FIGURES, FigureSpec
@@ -36,7 +36,8 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m figures", description=__doc__)
-    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets"])
+    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets", "report"])
+    parser.add_argument("--study", default=None, help="report: the study (default: figure 1's, or its variant)")
     parser.add_argument("--source", choices=["ours", "paper"], default="ours")
     parser.add_argument("--variant", default=None, help="search-space variant, e.g. as_run (study <study>_<variant>)")
     parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
@@ -45,6 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tag = args.source if not args.variant else f"{args.source}_{args.variant}"
     try:
+        if args.what == "report":
+            study = args.study or study_of(FIGURES[1], args.variant)
+            md, tex = report.build(study, args.source, args.results)
+            args.out.mkdir(parents=True, exist_ok=True)
+            for suffix, text in ((".md", md), (".tex", tex)):
+                path = args.out / f"report_{study}_{args.source}{suffix}"
+                path.write_text(text)
+                print(f"wrote {path}")
+            return 0
         if args.what == "budgets":
             sections = []
             for spec in FIGURES.values():

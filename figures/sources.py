@@ -1,6 +1,7 @@
 """Scores per model family for a figure: from our trial records or from the authors' published files."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,9 @@ def study_config(study: str) -> dict:
 def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[str, str] | None = None) -> list[Group]:
     """Our groups: ok trials of results/<study>/<family>.jsonl, labelled by each family file."""
     cfg = study_config(study)
-    frame, _failed = load_study(Path(results_dir) / study)
+    frame, failed = load_study(Path(results_dir) / study)
+    for name, count in failed.items():
+        print(f"note: {count} failed trial(s) of {study}/{name} are not part of its curve", file=sys.stderr)
     groups = []
     for name, stem in cfg["families"].items():
         part = frame[frame["family"] == name]

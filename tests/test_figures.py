@@ -109,3 +109,37 @@ def test_fig1_runs_study_when_records_missing(tmp_path, monkeypatch, capsys):
     assert main(["fig1", "--run-missing", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "o")]) == 0
     assert calls and "study=sst5" in calls[0]
     assert "running the study first (about 60 minutes" in capsys.readouterr().out
+
+
+def test_report_fills_every_checklist_item_from_records(tmp_path):
+    results = tmp_path / "results"
+    write_study(results, "sst5", STUDIES[1][1], n=12)
+    # give the records real assignments so the best-assignment column is filled
+    import json
+
+    from experiments.space import load_family
+
+    for name, stem in (("lr", "sst5_lr"), ("cnn", "sst5_cnn")):
+        path = results / "sst5" / f"{name}.jsonl"
+        rows = [json.loads(l) for l in path.read_text().splitlines()]
+        family = load_family(stem, name=name)
+        path.write_text("".join(json.dumps({**r, "params": family.params(0, r["trial"])}) + "\n" for r in rows))
+    assert main(["report", "--results", str(results), "--out", str(tmp_path / "o")]) == 0
+    text = (tmp_path / "o" / "report_sst5_ours.md").read_text()
+    checklist = text.split("## Checklist (Text Box 1)")[1].split("## Expected")[0]
+    items = [l for l in checklist.splitlines() if l.startswith("- [")]
+    assert len(items) == 10 and all(l.startswith("- [x]") for l in items), items
+    assert "**missing**" not in text
+    best = max((json.loads(l) for l in (results / "sst5" / "cnn.jsonl").read_text().splitlines()), key=lambda r: r["value"])
+    assert f"| num_filters | uniform-integer[64, 512] | {best['params']['num_filters']} |" in text
+    assert "Test CPU (2 cores), GPU: none" in text and "| Number of search trials | 12 ok |" in text
+    tex = (tmp_path / "o" / "report_sst5_ours.tex").read_text()
+    assert tex.count(r"\begin{tabular}") == 2 and "max\\_filter\\_size" in tex
+
+
+def test_report_marks_missing_items(tmp_path):
+    results = tmp_path / "results"
+    write_study(results, "sst5", STUDIES[1][1], n=5)  # params hold no real assignment
+    assert main(["report", "--results", str(results), "--out", str(tmp_path / "o")]) == 0
+    text = (tmp_path / "o" / "report_sst5_ours.md").read_text()
+    assert "- [ ] Hyperparameter configurations for best-performing models" in text and "**missing**" in text
