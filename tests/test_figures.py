@@ -143,3 +143,11 @@ def test_report_marks_missing_items(tmp_path):
     assert main(["report", "--results", str(results), "--out", str(tmp_path / "o")]) == 0
     text = (tmp_path / "o" / "report_sst5_ours.md").read_text()
     assert "- [ ] Hyperparameter configurations for best-performing models" in text and "**missing**" in text
+
+
+def test_fig1_as_run_variant_and_comparison(records, tmp_path):
+    write_study(records, "sst5_as_run", {"lr": (0.34, 0.03, 1.5), "cnn": (0.27, 0.05, 40)}, seed=3)
+    out = tmp_path / "o"
+    assert main(["fig1", "--variant", "as_run", "--results", str(records), "--out", str(out)]) == 0
+    assert (out / "fig1_as_run.png").is_file() and (out / "fig1_reported_vs_as_run.png").is_file()
+    assert not (out / "fig1.png").exists()  # the reported-space figure is not overwritten
