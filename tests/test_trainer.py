@@ -1,0 +1,125 @@
+"""The shared epoch loop: early stopping, NaN handling and the schedulers of Tables 2, 4-8."""
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from experiments.context import TrialFailed
+from models.trainer import build_scheduler, choose_device, fit, seed_everything
+
+
+class Regression(nn.Module):
+    """A one-weight model whose forward returns ``{"loss": ...}`` like the families' models."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x, y):
+        return {"loss": ((self.weight * x - y) ** 2).mean()}
+
+
+def batches(epoch):
+    x = torch.linspace(-1, 1, 8)
+    return [{"x": x, "y": 2 * x}]
+
+
+def run(metrics, *, epochs=20, patience=3, scheduler=None, lr=0.1, lrs=None):
+    """Fit with a scripted validation metric per epoch; record the lr seen at each epoch."""
+    model = Regression()
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    sched = None if scheduler is None else build_scheduler(optimizer, scheduler)
+    seen = iter(metrics)
+
+    def evaluate(m):
+        assert not m.training and not torch.is_grad_enabled()
+        if lrs is not None:
+            lrs.append(optimizer.param_groups[0]["lr"])
+        return next(seen)
+
+    return fit(model, batches, evaluate, epochs=epochs, patience=patience, optimizer=optimizer,
+               scheduler=sched, seed=0)
+
+
+def test_early_stopping_after_patience_epochs_without_improvement():
+    result = run([0.1, 0.5, 0.4, 0.5, 0.3, 0.9, 0.9])
+    assert (result.best_metric, result.best_epoch, result.epochs_run) == (0.5, 2, 5)
+    assert len(result.epoch_seconds) == 5 and all(s > 0 for s in result.epoch_seconds)
+
+
+def test_runs_all_epochs_while_improving_and_learns():
+    model = Regression()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    result = fit(model, batches, lambda m: -abs(m.weight.item() - 2), epochs=30, patience=3,
+                 optimizer=optimizer, scheduler=None)
+    assert result.epochs_run == 30 and result.best_epoch == 30
+    assert model.weight.item() == pytest.approx(2, abs=1e-3)
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_non_finite_loss_fails_the_trial(bad):
+    def poisoned(epoch):
+        return batches(epoch) if epoch == 1 else [{"x": torch.tensor([bad]), "y": torch.tensor([0.0])}]
+
+    model = Regression()
+    with pytest.raises(TrialFailed, match="epoch 2, batch 1"):
+        fit(model, poisoned, lambda m: 0.5, epochs=5, patience=3,
+            optimizer=torch.optim.SGD(model.parameters(), lr=0.1), scheduler=None)
+
+
+PLATEAU = {"scheduler": "reduce_on_plateau", "scheduler_patience": 2, "scheduler_factor": 0.5}
+
+
+def test_plateau_mode_min_watching_rising_accuracy_halves_every_third_epoch():
+    # Accuracy rises every epoch. In "min" mode that never counts as an improvement,
+    # so after patience + 1 = 3 such epochs the rate halves (and the count restarts).
+    lrs = []
+    run([0.1 * k for k in range(1, 11)], epochs=10, scheduler=PLATEAU | {"scheduler_mode": "min"},
+        lr=1.0, lrs=lrs)
+    assert lrs == [1, 1, 1, 1, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25]
+
+
+def test_plateau_mode_max_watching_rising_accuracy_never_halves():
+    lrs = []
+    run([0.1 * k for k in range(1, 11)], epochs=10, scheduler=PLATEAU | {"scheduler_mode": "max"},
+        lr=1.0, lrs=lrs)
+    assert lrs == [1.0] * 10
+
+
+def test_plateau_mode_max_halves_after_a_plateau():
+    lrs = []
+    run([0.5, 0.4, 0.4, 0.4, 0.4, 0.6], epochs=6, patience=None,
+        scheduler=PLATEAU | {"scheduler_mode": "max"}, lr=1.0, lrs=lrs)
+    assert lrs == [1, 1, 1, 1, 0.5, 0.5]
+
+
+def test_exponential_scheduler_steps_once_per_epoch():
+    lrs = []
+    run([0.1] * 4, epochs=4, patience=None, scheduler={"scheduler": "exponential", "scheduler_gamma": 0.5},
+        lr=1.0, lrs=lrs)
+    assert lrs == [1, 0.5, 0.25, 0.125]
+
+
+def test_scheduler_choice():
+    optimizer = torch.optim.SGD(Regression().parameters(), lr=0.1)
+    assert build_scheduler(optimizer, {"scheduler": None}) is None
+    with pytest.raises(ValueError, match="unknown scheduler 'cosine'"):
+        build_scheduler(optimizer, {"scheduler": "cosine"})
+
+
+def test_gradient_norm_clipping():
+    model = Regression()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    fit(model, batches, lambda m: 0.0, epochs=1, patience=None, optimizer=optimizer,
+        scheduler=None, grad_norm=0.25)
+    assert model.weight.item() == pytest.approx(0.25)
+
+
+def test_seed_and_device_helpers():
+    seed_everything(7)
+    a = torch.rand(3)
+    seed_everything(7)
+    assert torch.equal(a, torch.rand(3))
+    assert choose_device("cpu").type == "cpu"
+    assert choose_device("cuda").type == ("cuda" if torch.cuda.is_available() else "cpu")
