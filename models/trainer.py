@@ -52,10 +52,10 @@ def build_scheduler(optimizer: torch.optim.Optimizer, params: Mapping[str, Any])
     ``reduce_on_plateau`` reads ``scheduler_mode``, ``scheduler_factor`` and
     ``scheduler_patience`` (torch's ReduceLROnPlateau, stepped with the validation
     metric, as AllenNLP did); ``exponential`` reads ``scheduler_gamma``; a missing
-    or null ``scheduler`` means none.
+    null or "none" ``scheduler`` means none (Table 7).
     """
     name = params.get("scheduler")
-    if name is None:
+    if name in (None, "none"):
         return None
     if name == "reduce_on_plateau":
         return torch.optim.lr_scheduler.ReduceLROnPlateau(

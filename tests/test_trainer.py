@@ -104,6 +104,7 @@ def test_exponential_scheduler_steps_once_per_epoch():
 def test_scheduler_choice():
     optimizer = torch.optim.SGD(Regression().parameters(), lr=0.1)
     assert build_scheduler(optimizer, {"scheduler": None}) is None
+    assert build_scheduler(optimizer, {"scheduler": "none"}) is None  # Table 7 (DAM) has no scheduler
     with pytest.raises(ValueError, match="unknown scheduler 'cosine'"):
         build_scheduler(optimizer, {"scheduler": "cosine"})
 
