@@ -56,3 +56,10 @@ clean-env:
 .PHONY: bench-runner
 bench-runner: env
 	$(PY) benchmarks/runner_overhead.py
+
+.PHONY: bench-lr bench-cnn
+bench-lr: env
+	$(PY) benchmarks/lr_study.py
+
+bench-cnn: env
+	$(PY) benchmarks/cnn_timing.py
