@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -53,6 +54,8 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
                 ax.annotate(f"{target:g} at n = {n}", (x, target), xytext=(4, -12), textcoords="offset points", fontsize=8)
     if spec.log_x:
         ax.set_xscale("log")
+        if spec.x == "trials":  # 1, 10, 100 as the paper prints them, not 10^0, 10^1, 10^2
+            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
     if spec.xlim:
         ax.set_xlim(*spec.xlim)
     if spec.ylim:
