@@ -10,7 +10,7 @@ import pandas as pd
 from analysis import expected_max, expected_max_std
 from experiments.records import load_study
 from experiments.space import Family, load_family
-from figures.sources import PAPER_DIR, Group, from_paper, study_config
+from figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_config
 from figures.specs import FIGURES
 
 MISSING = "**missing**"
@@ -77,11 +77,21 @@ def build(study: str, source: str = "ours", results_dir: Path | None = None, pap
             sections[name] = _family_section(family, rows, group, n_failed.get(name, 0), cfg["metric"], rows["seed"].iloc[0])
     else:
         spec = next(s for s in FIGURES.values() if s.study == study)
+        rows = paper_rows(spec, paper_dir)
         for group in from_paper(spec, paper_dir):
             sections[group.family] = _family_section(families[group.family], None, group, 0, cfg["metric"], None)
+            sections[group.family]["file_best"] = searched_columns(rows[group.family], spec.paper.metric_column)
     if not sections:
         raise FileNotFoundError(f"no trials for study {study} ({source})")
     return _markdown(study, cfg, sections, source), _latex(study, sections)
+
+
+def searched_columns(rows: pd.DataFrame, metric: str) -> dict[str, Any]:
+    """The best trial's values of the columns that vary across a family's rows (its searched hyperparameters)."""
+    outcome = ("best_", "training_", "validation_", "test_", "peak_", "epoch", "Unnamed", "training")
+    best = rows.loc[rows[metric].idxmax()]
+    return {c: best[c] for c in rows.columns
+            if not str(c).startswith(outcome) and c.strip() and rows[c].nunique(dropna=True) > 1}
 
 
 def _human(seconds: float | None) -> str:
@@ -101,6 +111,9 @@ def _markdown(study: str, cfg: dict, sections: dict, source: str) -> str:
                 f"| Model implementation | {s['implementation']} |", "",
                 "| Hyperparameter | Search space | Best assignment |", "|---|---|---|"]
         out += [f"| {k} | {space} | {best} |" for k, space, best in s["space"]]
+        if s.get("file_best"):
+            out += ["", "The best trial in the authors' file (columns that vary across the family's trials):", "",
+                    "| column | value |", "|---|---|"] + [f"| {k} | {_fmt(v)} |" for k, v in s["file_best"].items()]
         out.append("")
     out += ["## Checklist (Text Box 1)", "", "For all reported experimental results:", ""]
     hardware = "; ".join(f"{s['label']}: {s['hardware']}" for s in sections.values())

@@ -74,15 +74,22 @@ def ensure_paper_file(paper: PaperFile, folder: Path = PAPER_DIR) -> Path:
     return path
 
 
+def paper_rows(spec: FigureSpec, folder: Path = PAPER_DIR) -> dict[str, pd.DataFrame]:
+    """The rows of the authors' published TSV for each of the figure's families."""
+    frame = pd.read_csv(ensure_paper_file(spec.paper, folder), sep="\t")
+    out = {}
+    for value, name in spec.paper.groups.items():
+        out[name] = frame[frame[spec.paper.group_column].astype(str) == value]
+        if out[name].empty:
+            raise ValueError(f"{spec.paper.name}: no rows with {spec.paper.group_column} == {value!r}")
+    return out
+
+
 def from_paper(spec: FigureSpec, folder: Path = PAPER_DIR, labels: dict[str, str] | None = None) -> list[Group]:
     """The authors' groups for a figure, read from their published TSV (durations are placeholders for DGEM)."""
-    frame = pd.read_csv(ensure_paper_file(spec.paper, folder), sep="\t")
     cfg = study_config(spec.study)
     groups = []
-    for value, name in spec.paper.groups.items():
-        part = frame[frame[spec.paper.group_column].astype(str) == value]
-        if part.empty:
-            raise ValueError(f"{spec.paper.name}: no rows with {spec.paper.group_column} == {value!r}")
+    for name, part in paper_rows(spec, folder).items():
         durations = part[spec.paper.duration_column].to_numpy(float) if spec.paper.duration_column in part else None
         if durations is not None and np.all(durations == 1.0):
             durations = None  # placeholder durations (DGEM): no time axis

@@ -151,3 +151,22 @@ def test_fig1_as_run_variant_and_comparison(records, tmp_path):
     assert main(["fig1", "--variant", "as_run", "--results", str(records), "--out", str(out)]) == 0
     assert (out / "fig1_as_run.png").is_file() and (out / "fig1_reported_vs_as_run.png").is_file()
     assert not (out / "fig1.png").exists()  # the reported-space figure is not overwritten
+
+
+def test_report_from_paper_layout_fills_what_the_file_has(tmp_path):
+    path = write_paper_file(tmp_path / "paper", 3, n=20)
+    spec = FIGURES[3]
+    fake = type(spec.paper)(**{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})
+    from figures import report
+
+    original = FIGURES[3]
+    FIGURES[3] = type(spec)(**{**spec.__dict__, "paper": fake})
+    try:
+        md, _ = report.build("scitail", "paper", paper_dir=tmp_path / "paper")
+    finally:
+        FIGURES[3] = original
+    assert "GeForce GTX 1080 GPU (as reported in Table 7)" in md
+    assert "| trainer.optimizer.lr |" in md and "| Number of search trials | 20 ok |" in md
+    frame = pd.read_csv(path, sep="\t")
+    dam = frame[frame[spec.paper.group_column] == "dam"]
+    assert f"{dam[spec.paper.metric_column].max():.4f}" in md
