@@ -21,7 +21,7 @@ def data_dir(tmp_path_factory):
 
 def context(data_dir, **dataset):
     return TrialContext(study="test", family="lr", trial_index=0, seed=5, data_dir=Path(data_dir),
-                        cache_dir=Path("unused-by-lr"), dataset={"name": "sst", "granularity": "fine", **dataset})
+                        cache_dir=Path(data_dir) / "cache", dataset={"name": "sst", "granularity": "fine", **dataset})
 
 
 def test_weights():
@@ -77,6 +77,22 @@ def test_features_cached_across_trials(data_dir):
     hits = lr.load_features.cache_info().hits
     lr.train(BEST | {"C": 0.7, "penalty": "l1"}, context(data_dir))
     assert lr.load_features.cache_info().hits == hits + 1
+
+
+def test_features_shared_on_disk_and_equal_to_a_fresh_fit(data_dir):
+    ctx = context(data_dir)
+    first = lr.train(BEST | {"weight": "tfidf"}, ctx)
+    files = sorted((Path(ctx.cache_dir) / "lr_features").glob("*.npz"))
+    assert files  # another worker process would load these instead of building them
+    lr.load_features.cache_clear()  # as in a fresh worker: read from disk
+    assert lr.train(BEST | {"weight": "tfidf"}, ctx).metric == first.metric
+    train_text, _, dev_text, _ = lr.load_texts(Path(data_dir), "fine", False)
+    fresh_train, fresh_dev = lr.featurize(train_text, dev_text, tuple(BEST["ngram_range"]), BEST["stopwords"], "tfidf")
+    cached_train, cached_dev = lr.load_features(Path(data_dir), "fine", False, tuple(BEST["ngram_range"]), BEST["stopwords"],
+                                                "tfidf", Path(ctx.cache_dir))
+    assert (fresh_train != cached_train).nnz == 0 and (fresh_dev != cached_dev).nnz == 0
+    vectorizer = lr.make_vectorizer(tuple(BEST["ngram_range"]), BEST["stopwords"], "tfidf").fit(train_text + dev_text)
+    assert abs(vectorizer.transform(dev_text) - fresh_dev).max() < 1e-12  # one pass = fit then transform
 
 
 @pytest.mark.realdata
