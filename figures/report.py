@@ -151,7 +151,7 @@ def _latex(study: str, sections: dict) -> str:
         out += [r"\begin{table}[h]", r"\centering\small", r"\begin{tabular}{lll}", r"\toprule",
                 rf"Computing infrastructure & \multicolumn{{2}}{{l}}{{{esc(s['hardware'])}}} \\",
                 rf"Number of search trials & \multicolumn{{2}}{{l}}{{{s['trials']}}} \\",
-                rf"Search strategy & \multicolumn{{2}}{{l}}{{uniform sampling}} \\",
+                r"Search strategy & \multicolumn{2}{l}{uniform sampling} \\",
                 rf"Best validation {esc(s['metric'])} & \multicolumn{{2}}{{l}}{{{s['best']:.4f}}} \\",
                 rf"Training duration & \multicolumn{{2}}{{l}}{{{esc(_human(s['duration']))}}} \\",
                 r"\midrule", r"Hyperparameter & Search space & Best assignment \\", r"\midrule"]

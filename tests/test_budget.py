@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from analysis import Crossover, budget_to_reach, crossovers, expected_max, prob_beats, time_axis, time_crossovers
+from analysis import Crossover, budget_to_reach, crossovers, prob_beats, time_axis, time_crossovers
 
 
 def test_budget_to_reach_first_hit():

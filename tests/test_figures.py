@@ -6,7 +6,6 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from data.download import DataMissingError
 from figures import sources
 from figures.__main__ import main
 from figures.specs import FIGURES
