@@ -355,10 +355,7 @@ def main(cfg: DictConfig) -> None:
                 print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {cfg.trials} trials to run "
                       f"({resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {results / (family.name + '.jsonl')}", flush=True)
                 run_family(cfg, family, todo[family.name], resources, commit)
-    except RecordsBusy as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
-    except ConfigError as err:
+    except (RecordsBusy, ConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     finally:
