@@ -75,7 +75,7 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
     ax.legend(fontsize=8, loc="best")
     out_stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [out_stem.with_suffix(".pdf"), out_stem.with_suffix(".png")]
-    fig.savefig(paths[0])
+    fig.savefig(paths[0], metadata={"CreationDate": None})  # byte-identical when redrawn
     fig.savefig(paths[1], dpi=200)
     plt.close(fig)
     return paths
