@@ -33,3 +33,15 @@ def test_bidaf_needs_about_55_trials_and_18_days():
     days = [n * bidaf.mean_duration / 86400 for n in (rounded, exact)]
     assert days[0] < 18.5 < days[1] + 1  # "about 18 GPU days"
     assert bidaf.scores.max() == pytest.approx(0.682, abs=5e-4)  # Table 11: best EM 68.2
+
+
+def test_fig1_cnn_and_lr_from_the_authors_trials():
+    g = groups(1)
+    cnn, lr = (expected_max(g[f].scores, range(1, 51)) for f in ("cnn", "lr"))
+    assert [round(cnn[n - 1], 3) for n in (1, 10, 50)] == [0.292, 0.383, 0.404]  # issue 6's numbers
+    assert round(lr[0], 3) == 0.339 and g["cnn"].scores.max() == pytest.approx(0.405, abs=5e-4)
+    from analysis import crossovers
+
+    assert [c.at for c in crossovers(lr, cnn, ("lr", "cnn"))] == [13]
+    # the paper's text says 16 trials to reach 0.395; Eq. 8 gives 0.3940 at 16 and 0.3951 at 17
+    assert budget_to_reach(cnn, 0.395) == 17 and round(cnn[15], 4) == 0.394
