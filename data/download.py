@@ -45,6 +45,18 @@ def _check_digest(path: Path, expected: str, algorithm: str, source: str) -> Non
                          "the download is corrupt or the file changed upstream")
 
 
+def _promote(part: Path, dest: Path, checks: dict[str, str | None], source: str) -> None:
+    """Move a finished ``part`` file to ``dest`` once its checksums match; delete it if one does not."""
+    for algorithm, expected in checks.items():
+        if expected is not None:
+            try:
+                _check_digest(part, expected, algorithm, source)
+            except ValueError:
+                part.unlink()
+                raise
+    part.replace(dest)
+
+
 def fetch(url: str, dest: Path, *, sha256: str | None = None, md5: str | None = None,
           timeout: float = 60.0) -> Path:
     """Download ``url`` to ``dest`` atomically, verifying a checksum when given.
@@ -64,14 +76,7 @@ def fetch(url: str, dest: Path, *, sha256: str | None = None, md5: str | None = 
             f"could not download {url} ({err}). On a machine with internet, fetch that URL "
             f"and place it at {dest} (or run `python -m data.download` there and copy the "
             "result over).") from err
-    for algorithm, expected in (("sha256", sha256), ("md5", md5)):
-        if expected is not None:
-            try:
-                _check_digest(part, expected, algorithm, url)
-            except ValueError:
-                part.unlink()
-                raise
-    part.replace(dest)
+    _promote(part, dest, {"sha256": sha256, "md5": md5}, url)
     return dest
 
 
@@ -98,12 +103,7 @@ def download_sst(data_dir: Path) -> dict[str, Path]:
             part = path.with_name(path.name + ".part")
             with zf.open(members[f"{split}.txt"]) as src, open(part, "wb") as dst:
                 shutil.copyfileobj(src, dst, _CHUNK)
-            try:
-                _check_digest(part, SST_MD5[split], "md5", str(archive))
-            except ValueError:
-                part.unlink()
-                raise
-            part.replace(path)
+            _promote(part, path, {"md5": SST_MD5[split]}, str(archive))
     return paths
 
 
