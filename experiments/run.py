@@ -25,7 +25,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from experiments.context import TrialContext
-from experiments.records import RecordsBusy, RecordsWriter, done_indices
+from experiments.records import RecordsBusy, RecordsWriter, done_indices, iter_records
 from experiments.space import CONF_DIR, ConfigError, Family, load_family, trial_seed
 
 REPO = CONF_DIR.parent
@@ -180,23 +180,35 @@ def _has_gpu() -> bool:
 
 # ----------------------------------------------------------------------------- the driver
 class Progress:
-    """Writes each finished trial's record and prints one progress line for it."""
+    """Writes each finished trial's record and prints one progress line for it.
 
-    def __init__(self, writer: RecordsWriter, family: Family, metric: str, maximize: bool, total: int, pending: int, concurrency: int, base: dict):
+    ``earlier`` are the family's records from before a resume: the best value and
+    the time estimate count them too.
+    """
+
+    def __init__(self, writer: RecordsWriter, family: Family, metric: str, maximize: bool, total: int, pending: int,
+                 concurrency: int, base: dict, earlier: list[dict] = ()):
         self.writer, self.family, self.metric, self.maximize = writer, family, metric, maximize
         self.total, self.left, self.concurrency, self.base = total, pending, max(1, concurrency), base
         self.best: float | None = None
         self.durations: list[float] = []
+        for record in earlier:
+            self._count(record)
+
+    def _count(self, record: dict) -> None:
+        if record.get("duration_seconds"):
+            self.durations.append(record["duration_seconds"])
+        value = record.get("value")
+        if value is not None and (self.best is None or (value > self.best if self.maximize else value < self.best)):
+            self.best = value
 
     def finish(self, record: dict) -> None:
         record = {**self.base, **record}
         self.writer.append(record)
         self.left -= 1
-        self.durations.append(record["duration_seconds"])
+        self._count(record)
         value = record.get("value")
-        if value is not None and (self.best is None or (value > self.best if self.maximize else value < self.best)):
-            self.best = value
-        eta = self.left * (sum(self.durations) / len(self.durations)) / self.concurrency
+        eta = self.left * (sum(self.durations) / max(1, len(self.durations))) / self.concurrency
         shown = f"{self.metric}={value:.4f}" if value is not None else f"FAILED ({record.get('error')})"
         best = f"{self.best:.4f}" if self.best is not None else "-"
         print(
@@ -279,7 +291,8 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
         pending = sorted(set(pending) - done_indices(path))  # re-read under the lock
         if not pending:
             return
-        progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", cfg.trials, len(pending), int(slots), base)
+        progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", cfg.trials, len(pending),
+                            int(slots), base, earlier=list(iter_records(path)))
         trainable = tune.with_resources(
             tune.with_parameters(
                 run_trial, family=family, study=study, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),

@@ -1,4 +1,4 @@
-"""The runner validates before it runs: bad studies exit 2 with one message and touch no records."""
+"""The runner validates before it runs (bad studies exit 2 with one message, touch no records); its progress line."""
 import pytest
 
 from tests.runner_util import run
@@ -52,3 +52,20 @@ def test_dry_run_every_study(tmp_path, study):
     assert done.returncode == 0, done.stderr
     assert not any(tmp_path.iterdir())
     assert done.stdout.count(" trial ") >= 1 and "\n     2 " in done.stdout
+
+
+def test_progress_counts_records_from_before_a_resume(capsys):
+    from types import SimpleNamespace
+
+    from experiments.run import Progress
+
+    written = []
+    earlier = [{"trial": 0, "status": "ok", "value": 0.41, "duration_seconds": 100.0},
+               {"trial": 1, "status": "failed", "value": None, "duration_seconds": 20.0}]
+    progress = Progress(SimpleNamespace(append=written.append), SimpleNamespace(name="cnn"), "accuracy", True,
+                        total=4, pending=2, concurrency=2, base={"study": "s"}, earlier=earlier)
+    progress.finish({"trial": 2, "status": "ok", "value": 0.39, "duration_seconds": 60.0})
+    line = capsys.readouterr().out
+    # best includes the earlier 0.41; the estimate averages all three durations: 1 left * 60 s / 2 slots
+    assert "trial   2 accuracy=0.3900 (60.0 s) best=0.4100 | 1 of 4 left, ~0m30s to go" in line
+    assert written == [{"study": "s", "trial": 2, "status": "ok", "value": 0.39, "duration_seconds": 60.0}]
