@@ -72,15 +72,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {path}")
             return 0
         if args.what == "budgets":
-            sections = []
+            sections, skipped = [], {}
             for spec in FIGURES.values():
                 try:
                     sections.append((spec, groups_for(spec, args.source, args.variant, args.results, False)))
                 except FileNotFoundError as err:
+                    skipped[spec.number] = str(err)
                     print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
             if not sections:
                 raise FileNotFoundError(f"no records for any figure ({args.source})")
-            for path in budgets.write(sections, tag, args.out):
+            for path in budgets.write(sections, tag, args.out, skipped):
                 print(f"wrote {path}")
             return 0
         spec = FIGURES[int(args.what[3:])]

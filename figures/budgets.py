@@ -93,7 +93,9 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
     return "\n".join(out) + "\n"
 
 
-def write(sections: list[tuple[FigureSpec, list[Group]]], source: str, folder: Path) -> tuple[Path, Path]:
+def write(sections: list[tuple[FigureSpec, list[Group]]], source: str, folder: Path,
+          skipped: dict[int, str] | None = None) -> tuple[Path, Path]:
+    """``budgets_<source>.csv`` and ``.md``; ``skipped`` maps a figure number to why it has no table."""
     frames, texts = [], []
     for spec, groups in sections:
         frame = budget_rows(spec, groups, source)
@@ -103,5 +105,6 @@ def write(sections: list[tuple[FigureSpec, list[Group]]], source: str, folder: P
     csv, md = folder / f"budgets_{source}.csv", folder / f"budgets_{source}.md"
     pd.concat(frames, ignore_index=True).to_csv(csv, index=False, float_format="%.6g")
     header = f"# Budget inference ({source})\n\nRule: {RULE}\n\n"
-    md.write_text(header + "\n".join(texts))
+    missing = "".join(f"\n## Figure {number}: no table\n\n{why}\n" for number, why in sorted((skipped or {}).items()))
+    md.write_text(header + "\n".join(texts) + missing)
     return csv, md

@@ -97,6 +97,17 @@ def test_budget_table(records, tmp_path):
     assert "The paper says: the CNN needs 16 trials to reach 0.395" in text
 
 
+def test_budget_table_says_which_figures_have_no_records(records, tmp_path):
+    import shutil
+
+    shutil.rmtree(records / "sst2_bcn")
+    out = tmp_path / "b"
+    assert main(["budgets", "--results", str(records), "--out", str(out)]) == 0
+    assert set(pd.read_csv(out / "budgets_ours.csv").study) == {"sst5", "scitail", "squad"}
+    tail = (out / "budgets_ours.md").read_text().split("## Figure 2: no table")[1]
+    assert "sst2_bcn" in tail
+
+
 def test_fig1_runs_study_when_records_missing(tmp_path, monkeypatch, capsys):
     calls = []
 
