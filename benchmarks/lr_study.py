@@ -5,9 +5,10 @@
 The loop reads SST once, then for every assignment does what the authors' scikit-learn
 script does: fit the vectorizer on train + dev text, transform train and dev, fit the
 classifier and score it, from scratch, one after another. The suite is `python -m experiments.run study=sst5 family=lr` with an empty
-cache folder, which runs two trials at a time and shares each vectorizer setting's
-features across trials and worker processes, and builds each in one pass
-(`fit_transform`, identical features). Same machine, one run; the suite's time
+cache folder, which runs two trials at a time and tokenizes the texts twice (the n-gram
+counts with and without stop words, shared across trials and worker processes); each
+setting's features are a column subset and re-weighting of those, identical to a fresh
+vectorizer's. Same machine, one run; the suite's time
 is given with and without Ray's start-up (process start to first trial start).
 """
 from __future__ import annotations

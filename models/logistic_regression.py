@@ -19,7 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse
 import sklearn
-from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer, TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
@@ -27,6 +27,7 @@ from data.sst import read_sst
 from experiments.context import TrialContext, TrialOutcome
 
 MIN_C = 1e-12  # Table 3 samples C from [0, 1]; liblinear needs C > 0
+BASE_MAX_N = 3  # Table 3's n-gram ranges are (1, 2), (1, 3) and (2, 3): one count matrix up to trigrams serves all
 _SKLEARN_VERSION = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
 
 
@@ -50,37 +51,70 @@ def make_vectorizer(ngram_range: tuple[int, int], stopwords: bool, weight: str) 
     raise ValueError(f"weight must be 'tf', 'tfidf' or 'binary', got {weight!r}")
 
 
-def featurize(train_text: list[str], dev_text: list[str], ngram_range: tuple[int, int], stopwords: bool,
-              weight: str) -> tuple[scipy.sparse.csr_matrix, scipy.sparse.csr_matrix]:
-    """Fit the vectorizer on train + dev text in one pass and split the rows back into train and dev."""
-    matrix = make_vectorizer(ngram_range, stopwords, weight).fit_transform(train_text + dev_text).tocsr()
-    return matrix[: len(train_text)], matrix[len(train_text):]
+def count_ngrams(texts: list[str], stopwords: bool, max_n: int) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
+    """Counts of every 1..``max_n``-gram (columns in scikit-learn's sorted order) and each column's n."""
+    vectorizer = make_vectorizer((1, max_n), stopwords, "tf")
+    counts = vectorizer.fit_transform(texts).tocsr()
+    orders = np.char.count(vectorizer.get_feature_names_out().astype(str), " ") + 1
+    return counts, orders
 
 
-@functools.lru_cache(maxsize=24)
-def load_features(data_dir: Path, granularity: str, subtrees: bool, ngram_range: tuple[int, int],
-                  stopwords: bool, weight: str, cache_dir: Path) -> tuple[scipy.sparse.csr_matrix, scipy.sparse.csr_matrix]:
-    """Train and dev feature matrices, cached per process and on disk.
+def weigh(counts: scipy.sparse.csr_matrix, orders: np.ndarray, ngram_range: tuple[int, int],
+          weight: str) -> scipy.sparse.csr_matrix:
+    """The features ``make_vectorizer(ngram_range, ., weight)`` would fit on the same texts.
 
-    The 18 vectorizer settings of Table 3 recur across the 50 trials; the disk cache
-    (keyed by the texts and the setting, built under a lock) lets trials running in
-    different worker processes share each setting's features instead of each
-    building them.
+    A vectorizer's vocabulary is every n-gram of the texts in sorted order, so the
+    columns of ``counts`` with n in ``ngram_range`` are exactly its count features;
+    binary and tf-idf weights are computed from those counts as the vectorizer does.
+    """
+    matrix = counts[:, (orders >= ngram_range[0]) & (orders <= ngram_range[1])]
+    matrix.sort_indices()  # as the vectorizer's (liblinear reads each row's features in this order)
+    if weight == "tf":
+        return matrix
+    if weight == "binary":
+        matrix.data[:] = 1
+        return matrix
+    if weight == "tfidf":
+        return TfidfTransformer().fit_transform(matrix)
+    raise ValueError(f"weight must be 'tf', 'tfidf' or 'binary', got {weight!r}")
+
+
+@functools.lru_cache(maxsize=4)
+def load_counts(data_dir: Path, granularity: str, subtrees: bool, stopwords: bool, max_n: int,
+                cache_dir: Path) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
+    """n-gram counts of train + dev text (see :func:`count_ngrams`), cached per process and on disk.
+
+    Every Table 3 vectorizer setting with the same stop-word choice is a column
+    subset and re-weighting of one such matrix, so 50 trials tokenize the texts
+    twice instead of 18 times. The disk cache (keyed by the texts and the setting,
+    built under a lock) lets worker processes share the two matrices.
     """
     train_text, _, dev_text, _ = load_texts(data_dir, granularity, subtrees)
-    key = hashlib.sha256(repr((train_text, dev_text, ngram_range, stopwords, weight)).encode()).hexdigest()[:20]
-    folder = Path(cache_dir) / "lr_features"
+    key = hashlib.sha256(repr((train_text, dev_text, stopwords, max_n)).encode()).hexdigest()[:20]
+    folder = Path(cache_dir) / "lr_counts"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{key}.npz"
     with open(folder / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the first worker builds, the others wait and load
         if not path.is_file():
-            x_train, x_dev = featurize(train_text, dev_text, ngram_range, stopwords, weight)
+            counts, orders = count_ngrams(train_text + dev_text, stopwords, max_n)
             part = path.with_name(path.name + ".part.npz")
-            scipy.sparse.save_npz(part, scipy.sparse.vstack([x_train, x_dev]).tocsr(), compressed=False)
+            np.savez(part, data=counts.data, indices=counts.indices, indptr=counts.indptr,
+                     shape=counts.shape, orders=orders)
             part.replace(path)
-    matrix = scipy.sparse.load_npz(path).tocsr()
-    return matrix[: len(train_text)], matrix[len(train_text):]
+    with np.load(path) as saved:
+        counts = scipy.sparse.csr_matrix((saved["data"], saved["indices"], saved["indptr"]), shape=tuple(saved["shape"]))
+        return counts, saved["orders"]
+
+
+@functools.lru_cache(maxsize=24)
+def load_features(data_dir: Path, granularity: str, subtrees: bool, ngram_range: tuple[int, int],
+                  stopwords: bool, weight: str, cache_dir: Path) -> tuple[scipy.sparse.csr_matrix, scipy.sparse.csr_matrix]:
+    """Train and dev rows of one vectorizer setting fitted on train + dev text, cached per process."""
+    counts, orders = load_counts(data_dir, granularity, subtrees, stopwords, max(BASE_MAX_N, ngram_range[1]), cache_dir)
+    matrix = weigh(counts, orders, ngram_range, weight)
+    n_train = len(load_texts(data_dir, granularity, subtrees)[0])
+    return matrix[:n_train], matrix[n_train:]
 
 
 def make_classifier(penalty: str, C: float, tol: float, max_iter: int, solver: str,

@@ -80,20 +80,41 @@ def test_features_cached_across_trials(data_dir):
     assert lr.load_features.cache_info().hits == hits + 1
 
 
-def test_features_shared_on_disk_and_equal_to_a_fresh_fit(data_dir):
-    ctx = context(data_dir)
-    first = lr.train(BEST | {"weight": "tfidf"}, ctx)
-    files = sorted((Path(ctx.cache_dir) / "lr_features").glob("*.npz"))
-    assert files  # another worker process would load these instead of building them
-    lr.load_features.cache_clear()  # as in a fresh worker: read from disk
-    assert lr.train(BEST | {"weight": "tfidf"}, ctx).metric == first.metric
+def fresh_features(data_dir, ngram_range, stopwords, weight):
+    """What the authors' script does: fit the vectorizer on train + dev text, transform each."""
     train_text, _, dev_text, _ = lr.load_texts(Path(data_dir), "fine", False)
-    fresh_train, fresh_dev = lr.featurize(train_text, dev_text, tuple(BEST["ngram_range"]), BEST["stopwords"], "tfidf")
-    cached_train, cached_dev = lr.load_features(Path(data_dir), "fine", False, tuple(BEST["ngram_range"]), BEST["stopwords"],
-                                                "tfidf", Path(ctx.cache_dir))
-    assert (fresh_train != cached_train).nnz == 0 and (fresh_dev != cached_dev).nnz == 0
-    vectorizer = lr.make_vectorizer(tuple(BEST["ngram_range"]), BEST["stopwords"], "tfidf").fit(train_text + dev_text)
-    assert abs(vectorizer.transform(dev_text) - fresh_dev).max() < 1e-12  # one pass = fit then transform
+    vectorizer = lr.make_vectorizer(ngram_range, stopwords, weight).fit(train_text + dev_text)
+    return vectorizer.transform(train_text), vectorizer.transform(dev_text)
+
+
+@pytest.mark.parametrize("ngram_range", [(1, 2), (1, 3), (2, 3)])
+@pytest.mark.parametrize("stopwords", [False, True])
+@pytest.mark.parametrize("weight", ["tf", "binary", "tfidf"])
+def test_features_equal_a_fresh_vectorizer_for_every_table3_setting(data_dir, tmp_path, ngram_range, stopwords, weight):
+    got = lr.load_features(Path(data_dir), "fine", False, ngram_range, stopwords, weight, tmp_path)
+    for ours, theirs in zip(got, fresh_features(data_dir, ngram_range, stopwords, weight)):
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype and ours.has_sorted_indices
+        assert (ours.indptr == theirs.indptr).all() and (ours.indices == theirs.indices).all()
+        assert np.array_equal(ours.data, theirs.data)  # bit for bit, so liblinear sees the same problem
+
+
+def test_weigh_rejects_unknown_weight():
+    counts, orders = lr.count_ngrams(["good film", "bad film"], False, 2)
+    assert list(orders) == [1, 2, 1, 1, 2]  # bad, bad film, film, good, good film
+    with pytest.raises(ValueError, match="weight must be"):
+        lr.weigh(counts, orders, (1, 2), "idf")
+
+
+def test_counts_shared_on_disk_by_worker_processes(data_dir, tmp_path):
+    ctx = context(data_dir, cache_dir=tmp_path)
+    first = lr.train(BEST | {"weight": "tfidf"}, ctx)
+    files = sorted((Path(ctx.cache_dir) / "lr_counts").glob("*.npz"))
+    assert len(files) == 1  # another worker process would load this instead of tokenizing again
+    lr.train(BEST | {"weight": "tf", "ngram_range": [1, 3]}, ctx)
+    assert sorted((Path(ctx.cache_dir) / "lr_counts").glob("*.npz")) == files  # same stop words: same counts
+    lr.load_features.cache_clear()  # as in a fresh worker: read from disk
+    lr.load_counts.cache_clear()
+    assert lr.train(BEST | {"weight": "tfidf"}, ctx).metric == first.metric
 
 
 @pytest.mark.realdata
