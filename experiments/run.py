@@ -36,10 +36,14 @@ def _now() -> str:
 
 
 def suite_commit() -> str:
-    """The suite's git commit, with ``-dirty`` when the work tree has changes."""
+    """The suite's git commit, with ``-dirty`` when tracked files outside ``results/`` have changes.
+
+    (Records and run logs under ``results/`` change while studies run; they are not the suite's code.)
+    """
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"],
+                               cwd=REPO, capture_output=True, text=True).stdout.strip()
         return head + ("-dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

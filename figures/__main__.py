@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
             sections, skipped = [], {}
             for spec in FIGURES.values():
                 try:
-                    sections.append((spec, groups_for(spec, args.source, args.variant, args.results, False)))
+                    groups = groups_for(spec, args.source, args.variant, args.results, False)
+                    sections.append((replace(spec, study=study_of(spec, args.variant)), groups))
                 except FileNotFoundError as err:
                     skipped[spec.number] = str(err)
                     print(f"skipping figure {spec.number}: {err}", file=sys.stderr)

@@ -34,7 +34,10 @@ class Group:
 
 def study_config(study: str) -> dict:
     """The ``study`` block and trial count of conf/study/<study>.yaml."""
-    raw = OmegaConf.to_container(OmegaConf.load(CONF_DIR / "study" / f"{study}.yaml"))
+    path = CONF_DIR / "study" / f"{study}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"there is no study {study!r} (no {path.relative_to(REPO)})")
+    raw = OmegaConf.to_container(OmegaConf.load(path))
     return {**raw["study"], "trials": raw.get("trials")}
 
 

@@ -69,3 +69,26 @@ def test_progress_counts_records_from_before_a_resume(capsys):
     # best includes the earlier 0.41; the estimate averages all three durations: 1 left * 60 s / 2 slots
     assert "trial   2 accuracy=0.3900 (60.0 s) best=0.4100 | 1 of 4 left, ~0m30s to go" in line
     assert written == [{"study": "s", "trial": 2, "status": "ok", "value": 0.39, "duration_seconds": 60.0}]
+
+
+def test_suite_commit_is_dirty_for_code_changes_not_for_records(tmp_path, monkeypatch):
+    import subprocess
+
+    import experiments.run as run_module
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r.jsonl").write_text("{}\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "c")
+    monkeypatch.setattr(run_module, "REPO", tmp_path)
+    clean = run_module.suite_commit()
+    assert len(clean) == 40
+    (tmp_path / "results" / "r.jsonl").write_text("{}\n{}\n")  # a study appending records
+    assert run_module.suite_commit() == clean
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert run_module.suite_commit() == clean + "-dirty"
