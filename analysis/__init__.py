@@ -11,8 +11,10 @@ The estimators of Dodge et al. (2019), section 3, and the ones built around them
 from analysis.bands import confidence_bands
 from analysis.budget import (
     Crossover,
+    bootstrap_overtake,
     budget_to_reach,
     crossovers,
+    overtakes_from,
     prob_beats,
     time_axis,
     time_crossovers,
@@ -28,6 +30,7 @@ from analysis.expected_max import (
 __all__ = [
     "Crossover",
     "bootstrap_expected_max",
+    "bootstrap_overtake",
     "budget_to_reach",
     "confidence_bands",
     "crossovers",
@@ -35,6 +38,7 @@ __all__ = [
     "expected_max_std",
     "expected_max_unbiased",
     "max_distribution",
+    "overtakes_from",
     "prob_beats",
     "time_axis",
     "time_crossovers",

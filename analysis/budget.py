@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from analysis.expected_max import max_distribution
+from analysis.expected_max import expected_max, max_distribution
 
 RULE = (
     "The budget to reach a target is the smallest n whose expected best value (Eq. 8) is at least the "
@@ -71,6 +71,42 @@ def crossovers(
     a, b = np.asarray(curve_a, dtype=float), np.asarray(curve_b, dtype=float)
     n = min(a.size, b.size)
     return _changes(np.arange(1, n + 1), _leaders(a[:n], b[:n], names, maximize))
+
+
+def overtakes_from(curve_a: Sequence[float], curve_b: Sequence[float], *, maximize: bool = True) -> int | None:
+    """The budget n from which A is ahead of B at every budget up to the shorter curve's end.
+
+    1 when A leads throughout; None when A is not ahead at the end (it never overtakes for good).
+    Ties keep the current leader, as in :func:`crossovers`.
+    """
+    a, b = np.asarray(curve_a, dtype=float), np.asarray(curve_b, dtype=float)
+    n = min(a.size, b.size)
+    leaders = _leaders(a[:n], b[:n], ("a", "b"), maximize)
+    if next((x for x in reversed(leaders) if x is not None), None) != "a":
+        return None
+    changes = _changes(np.arange(1, n + 1), leaders)
+    return int(changes[-1].at) if changes else 1
+
+
+def bootstrap_overtake(scores_a, scores_b, n_max: int, n_resamples: int, *, seed: int = 0,
+                       maximize: bool = True) -> np.ndarray:
+    """:func:`overtakes_from` on K resamples of both families' trials (with replacement, original sizes).
+
+    Each resample's curves are Eq. 8 for n = 1..``n_max``; 0 stands for "does not overtake".
+    The spread says how much a crossover budget read off N trials per family can be trusted.
+    """
+    a, b = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float)
+    if int(n_resamples) < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    rng = np.random.default_rng(seed)
+    ns = np.arange(1, int(n_max) + 1)
+    out = np.empty(int(n_resamples), dtype=int)
+    for k in range(out.size):
+        ra, rb = rng.choice(a, a.size), rng.choice(b, b.size)
+        at = overtakes_from(expected_max(ra, ns, maximize=maximize), expected_max(rb, ns, maximize=maximize),
+                            maximize=maximize)
+        out[k] = 0 if at is None else at
+    return out
 
 
 def _step(curve: np.ndarray, mean_duration: float, times: np.ndarray) -> np.ndarray:

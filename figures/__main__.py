@@ -9,8 +9,9 @@ from pathlib import Path
 
 from data.download import DataMissingError
 from figures import budgets, report
+from figures.as_run import compare_fig1
 from figures.plot import draw
-from figures.sources import PAPER_DIR, REPO, from_paper, from_records
+from figures.sources import REPO, from_paper, from_records
 from figures.specs import FIGURES, FigureSpec
 
 OUT = REPO / "figures"
@@ -33,21 +34,6 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
               f"  python -m experiments.run study={study}", flush=True)
         subprocess.run([sys.executable, "-m", "experiments.run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO, check=True)
     return from_records(study, results, labels=spec.labels)
-
-
-def compare_fig1(results: Path, out: Path) -> list[Path]:
-    """Figure 1's CNN under the reported space and the as-run space (and LR, and the authors' CNN when present)."""
-    spec = FIGURES[1]
-    reported = {g.family: g for g in from_records("sst5", results)}
-    as_run = {g.family: g for g in from_records("sst5_as_run", results)}
-    groups = [replace(reported["lr"], family="lr", label="LR"),
-              replace(reported["cnn"], family="cnn_reported", label="CNN, space as reported (Table 2)"),
-              replace(as_run["cnn"], family="cnn_as_run", label="CNN, space as run (authors' configs)")]
-    if (PAPER_DIR / spec.paper.name).is_file():
-        authors = {g.family: g for g in from_paper(spec)}
-        groups.append(replace(authors["cnn"], family="cnn_authors", label="CNN, the authors' 50 trials"))
-    plain = replace(spec, shade=False, guide=None)
-    return draw(plain, groups, "Figure 1's CNN: search space as reported vs as run", out / "fig1_reported_vs_as_run")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -63,3 +63,30 @@ def test_prob_beats():
     da, db = rng.choice(a, (200_000, 3)).max(1), rng.choice(b, (200_000, 2)).max(1)
     mc = np.mean(da > db) + 0.5 * np.mean(da == db)
     assert prob_beats(a, b, 3, 2) == pytest.approx(mc, abs=0.005)
+
+
+def test_overtakes_from_known_curves():
+    from analysis import overtakes_from
+
+    assert overtakes_from([1, 2, 3, 4], [2, 2.5, 2.9, 3]) == 3  # B ahead at 1-2, A from 3 on
+    assert overtakes_from([1, 3, 1, 4, 5], [2, 2, 2, 2, 2]) == 4  # A leads at 2, loses it, leads for good from 4
+    assert overtakes_from([3, 3, 3], [1, 2, 2.5]) == 1  # A ahead throughout
+    assert overtakes_from([1, 2, 3], [2, 3, 4]) is None  # never
+    assert overtakes_from([3, 1], [2, 2]) is None  # ahead, then not at the end
+    assert overtakes_from([1, 2, 2], [2, 2, 2]) is None  # ties at the end keep B
+    assert overtakes_from([2, 1], [1, 2], maximize=False) == 2  # lower is better
+
+
+def test_bootstrap_overtake():
+    from analysis import bootstrap_overtake
+
+    rng = np.random.default_rng(1)
+    strong, weak = rng.normal(1.0, 0.1, 50), rng.normal(0.0, 0.1, 50)
+    assert (bootstrap_overtake(strong, weak, 20, 200) == 1).all()  # always ahead from n = 1
+    assert (bootstrap_overtake(weak, strong, 20, 200) == 0).all()  # never
+    # higher mean, lower spread: A leads at n = 1, B overtakes at some larger n in most resamples
+    steady, risky = rng.normal(0.5, 0.01, 50), rng.normal(0.4, 0.2, 50)
+    at = bootstrap_overtake(risky, steady, 50, 300, seed=3)
+    assert (at > 1).mean() > 0.9 and np.array_equal(at, bootstrap_overtake(risky, steady, 50, 300, seed=3))
+    with pytest.raises(ValueError, match="n_resamples"):
+        bootstrap_overtake(strong, weak, 5, 0)

@@ -155,12 +155,43 @@ def test_report_marks_missing_items(tmp_path):
     assert "- [ ] Hyperparameter configurations for best-performing models" in text and "**missing**" in text
 
 
-def test_fig1_as_run_variant_and_comparison(records, tmp_path):
+def test_fig1_as_run_variant_and_comparison(records, tmp_path, monkeypatch):
+    from figures import as_run
+
+    monkeypatch.setattr(as_run.compare_fig1, "__defaults__", (tmp_path / "no_paper_files",))
     write_study(records, "sst5_as_run", {"lr": (0.34, 0.03, 1.5), "cnn": (0.27, 0.05, 40)}, seed=3)
     out = tmp_path / "o"
     assert main(["fig1", "--variant", "as_run", "--results", str(records), "--out", str(out)]) == 0
     assert (out / "fig1_as_run.png").is_file() and (out / "fig1_reported_vs_as_run.png").is_file()
     assert not (out / "fig1.png").exists()  # the reported-space figure is not overwritten
+    text = (out / "fig1_reported_vs_as_run.md").read_text()
+    as_run = pd.read_json(records / "sst5_as_run" / "cnn.jsonl", lines=True)
+    row = next(l for l in text.splitlines() if l.startswith("| CNN, space as run (authors' configs) | 50 |"))
+    assert row.split(" | ")[2] == f"{as_run.value.mean():.4f}"  # expected max at n = 1 is the mean
+    assert "the authors' file was not present" in text and "## Trials per learning-rate bin" in text
+
+
+def test_as_run_comparison_against_the_authors_file(records, tmp_path, monkeypatch):
+    import json
+
+    from figures.as_run import compare_fig1
+
+    folder = tmp_path / "paper"
+    path = write_paper_file(folder, 1)
+    spec = FIGURES[1]
+    monkeypatch.setitem(FIGURES, 1, type(spec)(**{**spec.__dict__, "paper": type(spec.paper)(
+        **{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})}))
+    write_study(records, "sst5_as_run", {"lr": (0.34, 0.03, 1.5), "cnn": (0.27, 0.05, 40)}, seed=3)
+    cnn = records / "sst5_as_run" / "cnn.jsonl"
+    rows = [json.loads(l) for l in cnn.read_text().splitlines()]
+    cnn.write_text("".join(json.dumps({**r, "params": {"lr": 0.002 * (i + 1)}}) + "\n" for i, r in enumerate(rows)))
+    paths = compare_fig1(records, tmp_path / "o", paper_dir=folder)
+    text = paths[-1].read_text()
+    assert "| CNN, the authors' 50 trials | 50 |" in text and "Differences in expected max (ours - theirs)" in text
+    bins = text.split("## Trials per learning-rate bin")[1]
+    assert "| (0, 0.005] | 2 |" in bins  # lr 0.002 and 0.004
+    assert "| (0.05, inf] | 25 |" in bins  # lr 0.052 .. 0.1
+    assert sum(int(l.split(" | ")[4]) for l in bins.splitlines() if l.startswith("| (")) == 50  # all authors' rows
 
 
 def test_report_from_paper_layout_fills_what_the_file_has(tmp_path):
