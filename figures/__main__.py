@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
                     groups = groups_for(spec, args.source, args.variant, args.results, False)
                     sections.append((replace(spec, study=study_of(spec, args.variant)), groups))
                 except FileNotFoundError as err:
-                    skipped[spec.number] = str(err)
+                    skipped[spec.number] = str(err).replace(f"{REPO}/", "")  # committed tables name repo paths
                     print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
             if not sections:
                 raise FileNotFoundError(f"no records for any figure ({args.source})")
