@@ -13,7 +13,7 @@ from tests.fixtures_sst import (glove_vectors, real_data_dir, requires_real_sst,
 PARAMS = {
     "epochs": 8, "patience": 3, "batch_size": 16, "optimizer": "adam",
     "scheduler": "reduce_on_plateau", "scheduler_patience": 2, "scheduler_factor": 0.5,
-    "scheduler_mode": "max", "projection_dim": None, "vocabulary": "train",
+    "scheduler_mode": "max", "projection_dim": None, "vocabulary": "train", "batching": "bucket",
     "max_filter_size": 3, "num_filters": 16, "dropout": 0.2, "lr": 0.01,
 }
 
@@ -106,6 +106,15 @@ def test_as_run_variant_and_binary(fixture_data):
     assert binary.metric >= 0.8
 
 
+def test_random_batching_trains_and_unknown_batching_fails(fixture_data):
+    data_dir, glove, cache = fixture_data
+    params = PARAMS | {"embedding": glove, "batching": "random", "epochs": 5}
+    outcome = cnn.train(params, context(data_dir, cache))
+    assert outcome.metric >= 0.8 and cnn.train(params, context(data_dir, cache)).metric == outcome.metric
+    with pytest.raises(ValueError, match="batching must be"):
+        cnn.train(params | {"batching": "sorted"}, context(data_dir, cache))
+
+
 @pytest.mark.realdata
 @requires_real_sst
 def test_one_real_epoch(tmp_path):
@@ -113,3 +122,37 @@ def test_one_real_epoch(tmp_path):
                        "lr": 1e-3}
     outcome = cnn.train(params, context(Path(real_data_dir()), tmp_path))
     assert 0.25 <= outcome.metric <= 0.45
+
+
+@pytest.mark.parametrize("max_filter_size,pieces", [(3, 4), (5, 8), (4, 64)])
+def test_random_batch_pieces_equal_the_padded_batch(max_filter_size, pieces):
+    """A random batch encoded in pieces gives the padded batch's logits, loss and gradients."""
+    torch.manual_seed(0)
+    lengths = torch.tensor([1, 2, 3, 5, 6, 6, 9, 12, 13, 20, 2, 4, 7, 30, 3, 1])
+    tokens = torch.zeros(len(lengths), 40, dtype=torch.long)  # the split is padded further than the batch
+    for i, n in enumerate(lengths.tolist()):
+        tokens[i, :n] = torch.randint(2, 50, (n,))
+    split = cnn.IndexedSplit(tokens, lengths, torch.randint(0, 5, (len(lengths),)))
+    indices = torch.tensor([3, 0, 13, 7, 9, 1, 15, 4, 11, 12])
+    model = cnn.CnnClassifier(torch.randn(50, 6, dtype=torch.double), 5, max_filter_size, 7, 0.0,
+                              projection_dim=4).double()
+    batch = cnn.padded_pieces(split, indices, max_filter_size, pieces)
+    order = torch.argsort(lengths[indices], stable=True)
+    assert torch.equal(batch["label"], split.labels[indices][order]) and batch["tokens"].shape[1] == 30
+    assert int(batch["pieces"][:, 0].sum()) == len(indices) and int(batch["pieces"][:, 1].max()) == 30
+    assert int((batch["pieces"][:, 0] * batch["pieces"][:, 1]).sum()) < len(indices) * 30
+    padded = cnn.batch_of(split, indices[order])  # the same rows, all padded to the longest
+    ours, reference = model(**batch), model(**padded)
+    torch.testing.assert_close(ours["logits"], reference["logits"])
+    torch.testing.assert_close(ours["loss"], reference["loss"])
+    for grad, reference_grad in zip(torch.autograd.grad(ours["loss"], list(model.parameters())),
+                                    torch.autograd.grad(reference["loss"], list(model.parameters()))):
+        torch.testing.assert_close(grad, reference_grad)
+
+
+def test_random_batches_cover_every_example_once():
+    generator = torch.Generator().manual_seed(0)
+    batches = cnn.random_batches(130, 64, generator)
+    assert [len(b) for b in batches] == [64, 64, 2]
+    assert sorted(torch.cat(batches).tolist()) == list(range(130))
+    assert not torch.equal(torch.cat(batches), torch.cat(cnn.random_batches(130, 64, generator)))
