@@ -160,6 +160,7 @@ def test_fig1_as_run_variant_and_comparison(records, tmp_path, monkeypatch):
 
     monkeypatch.setattr(as_run.compare_fig1, "__defaults__", (tmp_path / "no_paper_files",))
     write_study(records, "sst5_as_run", {"lr": (0.34, 0.03, 1.5), "cnn": (0.27, 0.05, 40)}, seed=3)
+    set_learning_rates(records / "sst5_as_run" / "cnn.jsonl")
     out = tmp_path / "o"
     assert main(["fig1", "--variant", "as_run", "--results", str(records), "--out", str(out)]) == 0
     assert (out / "fig1_as_run.png").is_file() and (out / "fig1_reported_vs_as_run.png").is_file()
@@ -169,11 +170,31 @@ def test_fig1_as_run_variant_and_comparison(records, tmp_path, monkeypatch):
     row = next(l for l in text.splitlines() if l.startswith("| CNN, space as run (authors' configs) | 50 |"))
     assert row.split(" | ")[2] == f"{as_run.value.mean():.4f}"  # expected max at n = 1 is the mean
     assert "the authors' file was not present" in text and "## Trials per learning-rate bin" in text
+    assert "random batches" not in text
+
+    write_study(records, "sst5_as_run_random", {"lr": (0.34, 0.03, 1.5), "cnn": (0.28, 0.05, 40)}, seed=4)
+    random = set_learning_rates(records / "sst5_as_run_random" / "cnn.jsonl")
+    assert main(["fig1", "--variant", "as_run", "--results", str(records), "--out", str(out)]) == 0
+    text = (out / "fig1_reported_vs_as_run.md").read_text()
+    row = next(l for l in text.splitlines() if l.startswith("| CNN, space as run, random batches | 50 |"))
+    assert row.split(" | ")[2] == f"{random.value.mean():.4f}"
+    diff = (random.sort_values("trial").value.to_numpy() - as_run.sort_values("trial").value.to_numpy())
+    paired = text.split("## Sorted vs random batches, trial by trial")[1]
+    assert f"higher in {(diff > 0).sum()}, lower in {(diff < 0).sum()}" in paired
+    assert f"mean {diff.mean():+.4f}" in paired
+    assert "| ours: trials | ours: mean | ours: max | ours, random batches: trials |" in text
+
+
+def set_learning_rates(path):
+    """Give generated CNN records learning rates 0.002, 0.004, ... (trial order); return them."""
+    import json
+
+    rows = [json.loads(l) for l in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps({**r, "params": {"lr": 0.002 * (i + 1)}}) + "\n" for i, r in enumerate(rows)))
+    return pd.read_json(path, lines=True)
 
 
 def test_as_run_comparison_against_the_authors_file(records, tmp_path, monkeypatch):
-    import json
-
     from figures.as_run import compare_fig1
 
     folder = tmp_path / "paper"
@@ -182,12 +203,11 @@ def test_as_run_comparison_against_the_authors_file(records, tmp_path, monkeypat
     monkeypatch.setitem(FIGURES, 1, type(spec)(**{**spec.__dict__, "paper": type(spec.paper)(
         **{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})}))
     write_study(records, "sst5_as_run", {"lr": (0.34, 0.03, 1.5), "cnn": (0.27, 0.05, 40)}, seed=3)
-    cnn = records / "sst5_as_run" / "cnn.jsonl"
-    rows = [json.loads(l) for l in cnn.read_text().splitlines()]
-    cnn.write_text("".join(json.dumps({**r, "params": {"lr": 0.002 * (i + 1)}}) + "\n" for i, r in enumerate(rows)))
+    set_learning_rates(records / "sst5_as_run" / "cnn.jsonl")
     paths = compare_fig1(records, tmp_path / "o", paper_dir=folder)
     text = paths[-1].read_text()
-    assert "| CNN, the authors' 50 trials | 50 |" in text and "Differences in expected max (ours - theirs)" in text
+    assert "| CNN, the authors' 50 trials | 50 |" in text
+    assert "CNN, space as run (authors' configs): differences in expected max (ours - theirs)" in text
     bins = text.split("## Trials per learning-rate bin")[1]
     assert "| (0, 0.005] | 2 |" in bins  # lr 0.002 and 0.004
     assert "| (0.05, inf] | 25 |" in bins  # lr 0.052 .. 0.1
