@@ -126,7 +126,7 @@ def compare_fig1(results: Path, out: Path, paper_dir: Path = PAPER_DIR) -> list[
     as_run = {g.family: g for g in from_records("sst5_as_run", results)}
     lr = replace(reported["lr"], label="LR")
     cnn_reported = replace(reported["cnn"], family="cnn_reported", label="CNN, space as reported (Table 2)")
-    cnn_as_run = replace(as_run["cnn"], family="cnn_as_run", label="CNN, space as run (authors' configs)")
+    cnn_as_run = replace(as_run["cnn"], family="cnn_as_run", label="CNN, space as run, sorted batches")
     drawn = [lr, cnn_reported, cnn_as_run]
     pairs = [(cnn_reported, lr), (cnn_as_run, lr)]
     runs = {"ours": cnn_rows(Path(results) / "sst5_as_run")}

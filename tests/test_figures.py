@@ -167,7 +167,7 @@ def test_fig1_as_run_variant_and_comparison(records, tmp_path, monkeypatch):
     assert not (out / "fig1.png").exists()  # the reported-space figure is not overwritten
     text = (out / "fig1_reported_vs_as_run.md").read_text()
     as_run = pd.read_json(records / "sst5_as_run" / "cnn.jsonl", lines=True)
-    row = next(l for l in text.splitlines() if l.startswith("| CNN, space as run (authors' configs) | 50 |"))
+    row = next(l for l in text.splitlines() if l.startswith("| CNN, space as run, sorted batches | 50 |"))
     assert row.split(" | ")[2] == f"{as_run.value.mean():.4f}"  # expected max at n = 1 is the mean
     assert "the authors' file was not present" in text and "## Trials per learning-rate bin" in text
     assert "random batches" not in text
@@ -207,7 +207,7 @@ def test_as_run_comparison_against_the_authors_file(records, tmp_path, monkeypat
     paths = compare_fig1(records, tmp_path / "o", paper_dir=folder)
     text = paths[-1].read_text()
     assert "| CNN, the authors' 50 trials | 50 |" in text
-    assert "CNN, space as run (authors' configs): differences in expected max (ours - theirs)" in text
+    assert "CNN, space as run, sorted batches: differences in expected max (ours - theirs)" in text
     bins = text.split("## Trials per learning-rate bin")[1]
     assert "| (0, 0.005] | 2 |" in bins  # lr 0.002 and 0.004
     assert "| (0.05, inf] | 25 |" in bins  # lr 0.052 .. 0.1
