@@ -57,9 +57,12 @@ clean-env:
 bench-runner: env
 	$(PY) benchmarks/runner_overhead.py
 
-.PHONY: bench-lr bench-cnn
+.PHONY: bench-lr bench-cnn bench-cnn-batching
 bench-lr: env
 	$(PY) benchmarks/lr_study.py
 
 bench-cnn: env
 	$(PY) benchmarks/cnn_timing.py
+
+bench-cnn-batching: env
+	$(PY) benchmarks/cnn_batching.py

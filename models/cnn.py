@@ -34,9 +34,8 @@ UNKNOWN = "@@UNKNOWN@@"
 # masked, so less padding keeps evaluation like training; larger batches were no faster on CPU.
 EVAL_BATCH_SIZE = 64
 EMBEDDING_SEED = 0  # random vectors of words missing from GloVe: shared by all trials (one cache file)
-# A random batch is computed in this many length-sorted pieces (same result, fewer padded
-# windows). One epoch of SST-5 train (4 filter widths, 288 filters, one thread) took 1.4x the
-# bucketed epoch with 3-6 pieces, 1.9x with 1 (plain padding), 1.7x with 8 (more, smaller steps).
+# A random batch is encoded in this many length-sorted pieces: the same logits, fewer padded
+# windows, more (smaller) matrix products; `make bench-cnn-batching` times 1, 2, 4 and 8.
 RANDOM_BATCH_PIECES = 4
 
 
@@ -178,7 +177,8 @@ def bucket_batches(lengths: torch.Tensor, batch_size: int, generator: torch.Gene
     """Batches of example indices sorted by length (equal lengths in random order), in random order.
 
     The paper's config drew random batches (2.3x the tokens of SST train after
-    padding); this keeps padding to ~1.5% while batch contents still vary by epoch.
+    padding; ``batching: random``); this keeps padding to ~1.5% while batch contents
+    still vary by epoch.
     """
     tie_break = torch.rand(len(lengths), generator=generator)
     batches = torch.argsort(lengths + tie_break).split(batch_size)
