@@ -24,6 +24,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from data.download import DataMissingError
 from experiments.context import TrialContext
 from experiments.records import RecordsBusy, RecordsWriter, done_indices, iter_records
 from experiments.space import CONF_DIR, ConfigError, Family, load_family, trial_seed
@@ -349,7 +350,11 @@ def main(cfg: DictConfig) -> None:
         if not cfg.dry_run:
             for family in families:
                 check_trainable(family)
-    except ConfigError as err:
+        for family in families:
+            if family.replay is not None:  # every replayed row must lie in the space, before Ray starts
+                for index in range(cfg.trials):
+                    family.params(cfg.seed, index)
+    except (ConfigError, DataMissingError) as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     results = Path(cfg.paths.results_dir) / cfg.study.name

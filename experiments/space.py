@@ -4,7 +4,9 @@ A family file holds one appendix table: ``fixed`` settings beside the ``search``
 distributions. A variant names its base with ``inherits: <file stem>`` and
 overrides keys (``search`` entries are replaced per key, and a sampled key takes
 the place of a fixed one). Trial i of family f in a study seeded s always gets
-the same assignment: its generator is derived from (s, f, i) alone.
+the same assignment: its generator is derived from (s, f, i) alone. A family with a
+``replay`` block takes trial i's assignment from row i of a trial file instead
+(experiments/replay.py), checked against its ``search`` distributions.
 """
 from __future__ import annotations
 
@@ -17,8 +19,10 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 from omegaconf import OmegaConf
 
+from experiments.replay import Replay, ReplayError, parse_replay
+
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-FAMILY_KEYS = {"inherits", "label", "table", "description", "train", "reported", "fixed", "search"}
+FAMILY_KEYS = {"inherits", "label", "table", "description", "train", "reported", "fixed", "search", "replay"}
 DISTRIBUTIONS = {
     "uniform": {"low", "high"},
     "loguniform": {"low", "high"},
@@ -49,9 +53,15 @@ class Family:
     search: dict[str, dict[str, Any]]
     reported: dict[str, Any] | None
     description: str = ""
+    replay: Replay | None = None  # take assignments from a trial file instead of sampling them
 
     def params(self, seed: int, index: int) -> dict[str, Any]:
-        """Fixed settings plus trial ``index``'s sampled assignment (sampled keys win)."""
+        """Fixed settings plus trial ``index``'s assignment, sampled or replayed (searched keys win)."""
+        if self.replay is not None:
+            try:
+                return {**self.fixed, **self.replay.assignment(index, self.search)}
+            except ReplayError as err:
+                raise ConfigError(self.file, "replay", str(err)) from None
         return {**self.fixed, **sample(self.search, trial_rng(seed, self.name, index))}
 
 
@@ -142,6 +152,12 @@ def load_family(stem: str, name: str | None = None, dirs: Iterable[Path] = ()) -
     if not raw.get("search"):
         raise ConfigError(path, "search", "missing: a family needs at least one sampled hyperparameter")
     search = {k: validate_distribution(path, f"search.{k}", v) for k, v in raw["search"].items()}
+    replay = None
+    if raw.get("replay") is not None:
+        try:
+            replay = parse_replay(raw["replay"], search, CONF_DIR.parent)
+        except ReplayError as err:
+            raise ConfigError(path, "replay", str(err)) from None
     return Family(
         name=name or stem,
         file=path,
@@ -152,6 +168,7 @@ def load_family(stem: str, name: str | None = None, dirs: Iterable[Path] = ()) -
         search=search,
         reported=raw.get("reported"),
         description=str(raw.get("description") or ""),
+        replay=replay,
     )
 
 
