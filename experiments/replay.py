@@ -22,7 +22,6 @@ checked against its distribution: a replayed assignment always lies in the famil
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +49,7 @@ class Column:
 
 @dataclass(frozen=True)
 class Replay:
-    """Validated ``replay`` block of a family file; rows are read on first use."""
+    """Validated ``replay`` block of a family file; the file is read (and checked) when an assignment is asked for."""
 
     file: Path
     url: str | None
@@ -66,9 +65,8 @@ class Replay:
         row = table[index]
         out = {}
         for key, col in self.columns:
-            value = convert(row.get(col.column), col)
             try:
-                out[key] = within(value, search[key])
+                out[key] = within(convert(row.get(col.column), col), search[key])
             except ReplayError as err:
                 raise ReplayError(f"{self.file}: row {index} of {dict(self.rows)}, column {col.column} ({key}): {err}") from None
         return out
@@ -150,12 +148,14 @@ def parse_replay(raw: Any, search: Mapping[str, Any], repo: Path) -> Replay:
     rows = raw.get("rows") or {}
     if not isinstance(rows, dict):
         raise ReplayError("rows: must map column names to the value a row must have")
+    for key in ("url", "sha256"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ReplayError(f"{key}: must be text (quote a checksum), got {raw[key]!r}")
     path = Path(raw["file"])
     return Replay(file=path if path.is_absolute() else repo / path, url=raw.get("url"), sha256=raw.get("sha256"),
                   rows=tuple((str(k), str(v)) for k, v in rows.items()), columns=tuple(parsed))
 
 
-@functools.lru_cache(maxsize=8)
 def _selected_rows(replay: Replay) -> list[dict[str, str]]:
     """The file's rows (cells as text) that match ``replay.rows``, downloaded and checked first."""
     import csv

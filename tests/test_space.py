@@ -22,6 +22,8 @@ def test_every_appendix_table_has_a_file():
 def test_shipped_family_loads_and_samples(stem):
     family = load_family(stem)
     assert family.table == TABLES.get(stem, family.table)
+    if family.replay is not None and not family.replay.file.is_file():
+        pytest.skip(f"replays {family.replay.file}, which is not here (tests/test_replay.py covers replay)")
     params = family.params(seed=0, index=0)
     assert set(family.search) <= set(params)
     if family.reported:  # the table's best assignment lies in its search space
