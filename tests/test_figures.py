@@ -212,6 +212,22 @@ def test_as_run_comparison_against_the_authors_file(records, tmp_path, monkeypat
     assert "| (0, 0.005] | 2 |" in bins  # lr 0.002 and 0.004
     assert "| (0.05, inf] | 25 |" in bins  # lr 0.052 .. 0.1
     assert sum(int(l.split(" | ")[4]) for l in bins.splitlines() if l.startswith("| (")) == 50  # all authors' rows
+    assert "the authors' assignments" not in text
+
+    # our LR and CNN rerun on the authors' assignments: paired with their rows, trial i with their i-th row
+    write_study(records, "sst5_as_run_replay", {"lr": (0.5, 0.08, 1.5), "cnn": (0.55, 0.08, 40)}, seed=5)
+    set_learning_rates(records / "sst5_as_run_replay" / "cnn.jsonl")
+    text = compare_fig1(records, tmp_path / "o", paper_dir=folder)[-1].read_text()
+    assert "| CNN, space as run, the authors' assignments | 50 |" in text and "| LR, the authors' assignments | 50 |" in text
+    assert "| CNN, space as run, the authors' assignments | LR, the authors' assignments |" in text
+    frame = pd.read_csv(path, sep="\t")
+    for family, title in (("CNN", "Our CNN against theirs"), ("LR", "Our LR against theirs")):
+        theirs = frame[frame[spec.paper.group_column] == family][spec.paper.metric_column].to_numpy()
+        ours = pd.read_json(records / "sst5_as_run_replay" / f"{family.lower()}.jsonl", lines=True).sort_values("trial").value.to_numpy()
+        diff = ours - theirs
+        section = text.split(f"## {title} on the same assignments")[1].split("##")[0]
+        assert f"higher in {(diff > 0).sum()}, lower in {(diff < 0).sum()}" in section
+        assert f"mean {diff.mean():+.4f}" in section and f"correlation {np.corrcoef(theirs, ours)[0, 1]:.3f}" in section
 
 
 def test_report_from_paper_layout_fills_what_the_file_has(tmp_path):
