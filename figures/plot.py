@@ -14,7 +14,7 @@ from analysis import budget_to_reach, expected_max, expected_max_std, time_axis 
 from figures.sources import Group  # noqa: E402
 from figures.specs import FigureSpec  # noqa: E402
 
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
+COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
 
 
 def curve(group: Group, n_max: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
