@@ -46,7 +46,37 @@ def test_family_without_model_yet(tmp_path):
     assert "models.bidaf.train cannot be imported" in msg and "not in this suite yet" in msg
 
 
-@pytest.mark.parametrize("study", ["sst5", "sst5_as_run", "sst2_bcn", "scitail", "squad", "toy"])
+def _replay_family(tmp_path, rows: str, file: str = "trials.tsv") -> str:
+    (tmp_path / "fam").mkdir()
+    (tmp_path / "trials.tsv").write_text("x\twidth\tlr\tkind\n" + rows)
+    (tmp_path / "fam" / "replayed.yaml").write_text(
+        f"inherits: toy\nreplay:\n  file: {tmp_path / file}\n"
+        "  columns: {x: x, width: width, lr: lr, kind: kind}\n")
+    return f"paths.family_dirs=[{tmp_path / 'fam'}]"
+
+
+def test_replay_row_outside_the_space_stops_before_anything_runs(tmp_path):
+    dirs = _replay_family(tmp_path, "0.5\t3\t0.01\ta\n0.5\t11\t0.01\ta\n")
+    msg = _bad(tmp_path, "study=toy", "trials=2", dirs, "study.families={toy: replayed}")
+    assert f"{tmp_path / 'fam' / 'replayed.yaml'}: replay:" in msg and "row 1" in msg and "11 is outside [1, 10]" in msg
+
+
+def test_replay_file_missing(tmp_path):
+    dirs = _replay_family(tmp_path, "", file="gone.tsv")
+    msg = _bad(tmp_path, "study=toy", "trials=1", dirs, "study.families={toy: replayed}")
+    assert f"replay file {tmp_path / 'gone.tsv'} is missing" in msg
+
+
+def test_replay_dry_run_shows_the_rows(tmp_path):
+    dirs = _replay_family(tmp_path, "0.25\t3\t0.01\tb\n0.75\t9\t0.002\tc\n")
+    done = run("study=toy", "trials=2", "dry_run=true", dirs, "study.families={toy: replayed}",
+               f"paths.results_dir={tmp_path / 'r'}", timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = [l.split() for l in done.stdout.splitlines() if l.strip().startswith(("0 ", "1 "))]
+    assert [l[1:] for l in lines] == [["b", "0.01", "3", "0.25"], ["c", "0.002", "9", "0.75"]], done.stdout
+
+
+@pytest.mark.parametrize("study", ["sst5", "sst5_as_run", "sst5_as_run_random", "sst2_bcn", "scitail", "squad", "toy"])
 def test_dry_run_every_study(tmp_path, study):
     done = run(f"study={study}", "trials=3", "dry_run=true", f"paths.results_dir={tmp_path}", timeout=120)
     assert done.returncode == 0, done.stderr
