@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import bootstrap_overtake, budget_to_reach, expected_max, overtakes_from
+from experiments.compare import trial_by_trial
 from experiments.records import load_study
 from figures.plot import draw
 from figures.sources import PAPER_DIR, Group, from_paper, from_records, paper_rows
@@ -81,18 +82,6 @@ def lr_bins(parts: dict[str, pd.DataFrame]) -> pd.DataFrame:
     table = pd.DataFrame(columns)
     table.index = [f"({iv.left:g}, {iv.right:g}]" for iv in table.index]
     return table.rename_axis("learning rate")
-
-
-def trial_by_trial(first: pd.DataFrame, second: pd.DataFrame, names: tuple[str, str], same: str) -> str:
-    """How two runs of the same trials (columns ``trial``, ``acc``) differ, trial by trial."""
-    a, b = names
-    both = first[["trial", "acc"]].merge(second[["trial", "acc"]], on="trial", suffixes=("_1", "_2"))
-    diff = both["acc_2"] - both["acc_1"]
-    return (f"{len(both)} trials with {same}: {b} scores higher in {int((diff > 0).sum())}, lower in "
-            f"{int((diff < 0).sum())}, the same in {int((diff == 0).sum())}; difference ({b} - {a}) mean "
-            f"{diff.mean():+.4f}, sd {diff.std():.4f}, range {diff.min():+.4f} to {diff.max():+.4f}, within 0.01 in "
-            f"{int((diff.abs() <= 0.01).sum())}; correlation {both['acc_1'].corr(both['acc_2']):.3f}; best trial "
-            f"{both['acc_1'].max():.4f} {a}, {both['acc_2'].max():.4f} {b}.")
 
 
 def markdown(curves: list[Group], pairs: list[tuple[Group, Group]], bins: pd.DataFrame,
