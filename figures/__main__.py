@@ -15,8 +15,9 @@ from figures.sources import REPO, from_paper, from_records
 from figures.specs import FIGURES, FigureSpec
 
 OUT = REPO / "figures"
-# Wall time of a full study on a 2-core CPU machine, shown before `make fig1` runs one (README, "Performance").
-STUDY_MINUTES = {"sst5": 60, "sst5_as_run": 60, "sst5_as_run_random": 70, "sst5_as_run_replay": 50}
+# Wall time of a full study on the 2-core machines measured, AMD EPYC to Intel Xeon, shown before
+# `make fig1` runs one (README, "Performance"; the as-run studies' lower ends are scaled from sst5's).
+STUDY_MINUTES = {"sst5": "35-65", "sst5_as_run": "35-65", "sst5_as_run_random": "35-70", "sst5_as_run_replay": "25-45"}
 
 
 def study_of(spec: FigureSpec, variant: str | None) -> str:
@@ -29,7 +30,7 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
     study = study_of(spec, variant)
     if run_missing and not any((results / study).glob("*.jsonl")):
         minutes = STUDY_MINUTES.get(study)
-        eta = f"about {minutes} minutes on a 2-core CPU machine" if minutes else "a long time on a CPU"
+        eta = f"{minutes} minutes on a 2-core CPU machine, depending on the CPU" if minutes else "a long time on a CPU"
         print(f"No trial records in {results / study}: running the study first ({eta}).\n"
               f"  python -m experiments.run study={study}", flush=True)
         subprocess.run([sys.executable, "-m", "experiments.run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO, check=True)

@@ -118,7 +118,7 @@ def test_fig1_runs_study_when_records_missing(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("subprocess.run", fake_run)
     assert main(["fig1", "--run-missing", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "o")]) == 0
     assert calls and "study=sst5" in calls[0]
-    assert "running the study first (about 60 minutes" in capsys.readouterr().out
+    assert "running the study first (35-65 minutes on a 2-core CPU machine, depending on the CPU)" in capsys.readouterr().out
 
 
 def test_report_fills_every_checklist_item_from_records(tmp_path):
