@@ -9,7 +9,10 @@ cache folder, which runs two trials at a time and tokenizes the texts twice (the
 counts with and without stop words, shared across trials and worker processes); each
 setting's features are a column subset and re-weighting of those, identical to a fresh
 vectorizer's. Same machine, one run; the suite's time
-is given with and without Ray's start-up (process start to first trial start).
+is given with and without Ray's start-up (process start to first trial start) and
+its tear-down (last trial end to process exit). Last, the floor: the 50 liblinear
+fits alone on the suite's cached features, one after another and split over two
+single-threaded processes (as the suite's two trial slots run them).
 """
 from __future__ import annotations
 
@@ -18,7 +21,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
+from multiprocessing import get_context
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -26,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 from data.sst import read_sst  # noqa: E402
 from experiments.space import load_family, trial_seed  # noqa: E402
-from models.logistic_regression import make_classifier, make_vectorizer  # noqa: E402
+from models.logistic_regression import load_features, load_texts, make_classifier, make_vectorizer  # noqa: E402
 
 TRIALS = 50
 
@@ -47,7 +52,7 @@ def plain_loop(data_dir: Path) -> tuple[float, list[float]]:
     return time.perf_counter() - start, scores
 
 
-def suite(data_dir: Path) -> tuple[float, list[float]]:
+def suite(data_dir: Path) -> tuple[float, float, float, list[float], Path]:
     import json
 
     out = Path(tempfile.mkdtemp(prefix="syw-bench-lr-"))
@@ -60,19 +65,52 @@ def suite(data_dir: Path) -> tuple[float, list[float]]:
     wall = time.perf_counter() - start
     rows = sorted((json.loads(l) for l in (out / "sst5" / "lr.jsonl").read_text().splitlines()), key=lambda r: r["trial"])
     first = min(datetime.fromisoformat(r["started_at"]).timestamp() for r in rows)
-    return wall, first - t0, [r["value"] for r in rows]
+    last = max(datetime.fromisoformat(r["ended_at"]).timestamp() for r in rows)
+    return wall, first - t0, t0 + wall - last, [r["value"] for r in rows], out / "cache"
+
+
+def fit_trials(data_dir: Path, cache_dir: Path, trials: range) -> float:
+    """Seconds to fit and score ``trials`` on features already in ``cache_dir`` (features loaded first, not timed)."""
+    family = load_family("sst5_lr", name="lr")
+    _, y_train, _, y_dev = load_texts(data_dir, "fine", False)
+    features = {}
+    for i in trials:
+        p = family.params(0, i)
+        features[i] = load_features(data_dir, "fine", False, tuple(p["ngram_range"]), p["stopwords"], p["weight"], cache_dir)
+    start = time.perf_counter()
+    for i in trials:
+        p = family.params(0, i)
+        clf = make_classifier(p["penalty"], p["C"], p["tol"], p["max_iter"], p["solver"], trial_seed(0, "lr", i))
+        clf.fit(features[i][0], y_train)
+        clf.score(features[i][1], y_dev)
+    return time.perf_counter() - start
+
+
+def fits_floor(data_dir: Path, cache_dir: Path) -> tuple[float, float]:
+    """The 50 fits in one process, then split over two at once (one thread each, as Ray's trial workers run)."""
+    os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")  # read by the new processes
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as one:
+        sequential = one.submit(fit_trials, data_dir, cache_dir, range(TRIALS)).result()
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as two:
+        halves = [two.submit(fit_trials, data_dir, cache_dir, range(k, TRIALS, 2)) for k in (0, 1)]
+        parallel = max(h.result() for h in halves)  # each half's fits start once its features are loaded
+    return sequential, parallel
 
 
 def main() -> None:
     data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
     loop_wall, loop_scores = plain_loop(data_dir)
-    suite_wall, startup, suite_scores = suite(data_dir)
+    suite_wall, startup, teardown, suite_scores, cache_dir = suite(data_dir)
     same = max(abs(a - b) for a, b in zip(loop_scores, suite_scores))
     print(f"plain sequential loop   {loop_wall:7.1f} s for {TRIALS} trials")
     print(f"suite, whole command    {suite_wall:7.1f} s   suite / loop {suite_wall / loop_wall:.3f}  (bar: <= 0.333)")
     print(f"suite without start-up  {suite_wall - startup:7.1f} s   suite / loop {(suite_wall - startup) / loop_wall:.3f}"
           f"  (Ray + Tune start-up {startup:.1f} s)")
+    print(f"suite's trials          {suite_wall - startup - teardown:7.1f} s   (tear-down, last trial end to exit: {teardown:.1f} s)")
     print(f"largest accuracy difference between the two: {same:.2e} (same assignments, same results)")
+    sequential, parallel = fits_floor(data_dir, cache_dir)
+    print(f"the {TRIALS} liblinear fits alone: {sequential:.1f} s one after another, {parallel:.1f} s split over two "
+          f"processes ({sequential / parallel:.2f}x from the second core)")
 
 
 if __name__ == "__main__":
