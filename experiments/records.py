@@ -11,9 +11,10 @@ import json
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class RecordsBusy(RuntimeError):
@@ -91,6 +92,8 @@ class RecordsWriter:
 
 def load_study(study_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
     """The table the analysis reads (one row per ok trial, ``params.*`` flattened) and failed trials per family."""
+    import pandas as pd  # here, not at the top: every trial worker imports this module
+
     records = [r for path in sorted(Path(study_dir).glob("*.jsonl")) for r in iter_records(path)]
     if not records:
         raise FileNotFoundError(f"no trial records in {study_dir}")
