@@ -13,6 +13,7 @@ import platform
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from dataclasses import asdict, is_dataclass
@@ -247,17 +248,33 @@ def _callback(progress: Progress):
     return RecordCallback()
 
 
+def on_loopback(address: str | None) -> bool:
+    """Whether the driver's Ray lives on this machine's loopback: a new local Ray (no address, or
+    ``local``) or a cluster at 127.x/localhost/::1. ``auto`` is resolved as Ray resolves it: the
+    ``RAY_ADDRESS`` variable, else the last cluster `ray start` recorded in Ray's temp folder."""
+    if address in (None, "", "local"):
+        return True
+    if address == "auto":
+        recorded = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+        address = os.environ.get("RAY_ADDRESS") or (recorded.read_text().strip() if recorded.is_file() else "")
+    host = address.split("://")[-1].rsplit(":", 1)[0].strip("[]")
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
 def start_ray(address: str | None, verbose: int) -> None:
     """Connect to ``address`` or start a local Ray bound to 127.0.0.1."""
-    import logging
-
-    import ray
-
-    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # local Ray on 127.0.0.1
+    if on_loopback(address):
+        # Ray reads this when it is imported: without it, a local Ray (and a driver of a cluster on
+        # 127.0.0.1, whose address Ray rewrites to the machine's) binds to the external address.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no traffic off this machine
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # our JSONL records are the log
     if address and (Path.home() / ".ray" / "auth_token").is_file():
         os.environ.setdefault("RAY_AUTH_MODE", "token")  # clusters started by `ray start` require the token
+    import logging
+
+    import ray
+
     runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}}
     if not verbose:
         os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0 the legacy reporter prints nothing
@@ -368,7 +385,10 @@ def main(cfg: DictConfig) -> None:
         return
     started = time.perf_counter()
     start_ray(cfg.ray.address, cfg.ray.verbose)
-    print(f"[{cfg.study.name}] Ray ready in {time.perf_counter() - started:.1f} s", flush=True)
+    import ray
+
+    print(f"[{cfg.study.name}] Ray ready in {time.perf_counter() - started:.1f} s (cluster "
+          f"{ray.get_runtime_context().gcs_address}, this node {ray.util.get_node_ip_address()})", flush=True)
     try:
         resources = {"cpu": float(cfg.resources.cpus_per_trial), "gpu": gpus_per_trial(cfg.resources.gpus_per_trial)}
         commit = suite_commit()

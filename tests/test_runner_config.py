@@ -122,3 +122,28 @@ def test_suite_commit_is_dirty_for_code_changes_not_for_records(tmp_path, monkey
     assert run_module.suite_commit() == clean
     (tmp_path / "code.py").write_text("x = 2\n")
     assert run_module.suite_commit() == clean + "-dirty"
+
+
+@pytest.mark.parametrize("address, loopback", [
+    (None, True), ("local", True), ("127.0.0.1:6379", True), ("localhost:6379", True), ("[::1]:6379", True),
+    ("ray://127.0.0.1:10001", True), ("10.1.2.3:6379", False), ("ray://head.example.org:10001", False),
+])
+def test_on_loopback(address, loopback, monkeypatch):
+    from experiments.run import on_loopback
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert on_loopback(address) is loopback
+
+
+def test_on_loopback_resolves_auto_as_ray_does(tmp_path, monkeypatch):
+    from experiments.run import on_loopback
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "ray_current_cluster").write_text("10.1.2.3:6379")  # the last `ray start`
+    assert not on_loopback("auto")
+    (tmp_path / "ray" / "ray_current_cluster").write_text("127.0.0.1:6379\n")
+    assert on_loopback("auto")
+    monkeypatch.setenv("RAY_ADDRESS", "10.1.2.3:6379")  # the variable wins, as in Ray
+    assert not on_loopback("auto")

@@ -47,6 +47,17 @@ def test_toy_study_end_to_end_with_a_failed_trial(tmp_path):
     assert again.returncode == 0 and "nothing to run" in again.stdout
 
 
+def test_local_ray_stays_on_loopback_without_the_variable(tmp_path):
+    """Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when imported; the runner sets it first, so a user
+    who never heard of it still gets a Ray on 127.0.0.1 (without it, Ray binds the external address)."""
+    env = runner_env()
+    env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
+    done = run(*slow_toy(tmp_path / "fam", 0.0), "trials=1", f"paths.results_dir={tmp_path / 'results'}", env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ready = next(l for l in done.stdout.splitlines() if "Ray ready" in l)
+    assert "(cluster 127.0.0.1:" in ready and ready.endswith("this node 127.0.0.1)"), ready
+
+
 def test_sigkill_then_resume(tmp_path):
     out = tmp_path / "results"
     path = out / "toy" / "toy.jsonl"
