@@ -36,6 +36,11 @@ from models.logistic_regression import load_features, load_texts, make_classifie
 TRIALS = 50
 
 
+def trial_classifier(p: dict, i: int):
+    """Trial ``i``'s unfitted classifier (assignment ``p``), seeded as the suite seeds it."""
+    return make_classifier(p["penalty"], p["C"], p["tol"], p["max_iter"], p["solver"], trial_seed(0, "lr", i))
+
+
 def plain_loop(data_dir: Path) -> tuple[float, list[float]]:
     start = time.perf_counter()
     train, dev = read_sst(data_dir, "train", "fine"), read_sst(data_dir, "dev", "fine")
@@ -46,7 +51,7 @@ def plain_loop(data_dir: Path) -> tuple[float, list[float]]:
     for i in range(TRIALS):
         p = family.params(0, i)
         vectorizer = make_vectorizer(tuple(p["ngram_range"]), p["stopwords"], p["weight"]).fit(train_text + dev_text)
-        clf = make_classifier(p["penalty"], p["C"], p["tol"], p["max_iter"], p["solver"], trial_seed(0, "lr", i))
+        clf = trial_classifier(p, i)
         clf.fit(vectorizer.transform(train_text), y_train)
         scores.append(clf.score(vectorizer.transform(dev_text), y_dev))
     return time.perf_counter() - start, scores
@@ -73,16 +78,15 @@ def fit_trials(data_dir: Path, cache_dir: Path, trials: range) -> float:
     """Seconds to fit and score ``trials`` on features already in ``cache_dir`` (features loaded first, not timed)."""
     family = load_family("sst5_lr", name="lr")
     _, y_train, _, y_dev = load_texts(data_dir, "fine", False)
-    features = {}
+    work = []
     for i in trials:
         p = family.params(0, i)
-        features[i] = load_features(data_dir, "fine", False, tuple(p["ngram_range"]), p["stopwords"], p["weight"], cache_dir)
+        x_train, x_dev = load_features(data_dir, "fine", False, tuple(p["ngram_range"]), p["stopwords"], p["weight"], cache_dir)
+        work.append((trial_classifier(p, i), x_train, x_dev))
     start = time.perf_counter()
-    for i in trials:
-        p = family.params(0, i)
-        clf = make_classifier(p["penalty"], p["C"], p["tol"], p["max_iter"], p["solver"], trial_seed(0, "lr", i))
-        clf.fit(features[i][0], y_train)
-        clf.score(features[i][1], y_dev)
+    for clf, x_train, x_dev in work:
+        clf.fit(x_train, y_train)
+        clf.score(x_dev, y_dev)
     return time.perf_counter() - start
 
 
