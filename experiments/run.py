@@ -6,8 +6,10 @@ appending one record per finished trial.
 """
 from __future__ import annotations
 
+import ast
 import getpass
 import importlib.metadata
+import importlib.util
 import os
 import platform
 import socket
@@ -349,10 +351,36 @@ def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
         print(frame[searched].to_string(index=False))
 
 
+def defined_in_source(target: str) -> bool:
+    """Whether ``package.module.name`` is a top-level def, class, assignment or import in the
+    module's source file, read without running the module (so the driver does not pay for a
+    model's libraries, e.g. 1 s for scikit-learn, which only the trial workers need)."""
+    module, _, name = target.rpartition(".")
+    try:
+        spec = importlib.util.find_spec(module) if module else None
+        tree = ast.parse(Path(spec.origin).read_bytes()) if spec and (spec.origin or "").endswith(".py") else None
+    except (ImportError, ValueError, SyntaxError, OSError):
+        return False
+    names: set[str] = set()
+    for node in tree.body if tree else []:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Assign):
+            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return name in names
+
+
 def check_trainable(family: Family) -> None:
-    """Fail early, and plainly, when a family's training function does not exist yet."""
+    """Fail early, and plainly, when a family's training function does not exist yet (read from
+    the source when it is plainly defined there, else imported to be sure)."""
     from hydra.utils import get_method
 
+    if defined_in_source(family.train_target):
+        return
     try:
         get_method(family.train_target)
     except Exception:

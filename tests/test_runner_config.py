@@ -1,4 +1,6 @@
 """The runner validates before it runs (bad studies exit 2 with one message, touch no records); its progress line."""
+import sys
+
 import pytest
 
 from tests.runner_util import run
@@ -44,6 +46,34 @@ def test_bad_family_file_named(tmp_path):
 def test_family_without_model_yet(tmp_path):
     msg = _bad(tmp_path, "study=squad")
     assert "models.bidaf.train cannot be imported" in msg and "not in this suite yet" in msg
+
+
+def test_training_function_found_in_source_without_importing_it(tmp_path):
+    from experiments.run import defined_in_source
+
+    package = tmp_path / "pkg_src"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "fam.py").write_text("import sys\nraise ImportError('not to be run')\n"
+                                    "def train(p, ctx):\n    pass\nalias = train\nlimit: int = 3\n"
+                                    "from os import path as renamed\nif sys:\n    def conditional(p, ctx):\n        pass\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        found = {n: defined_in_source(f"pkg_src.fam.{n}") for n in ("train", "alias", "limit", "renamed", "conditional", "missing")}
+        assert found == {"train": True, "alias": True, "limit": True, "renamed": True, "conditional": False, "missing": False}
+        assert not defined_in_source("pkg_src.nothing.train") and not defined_in_source("train")
+        assert "pkg_src.fam" not in sys.modules  # read, never run
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+def test_family_whose_function_is_missing_from_its_module(tmp_path):
+    (tmp_path / "fam").mkdir()
+    (tmp_path / "fam" / "typo.yaml").write_text(
+        "label: x\ntrain: {_target_: models.toy.trian}\nsearch:\n  lr: {distribution: loguniform, low: 0.001, high: 1.0}\n"
+    )
+    msg = _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", "study.families={toy: typo}")
+    assert "models.toy.trian cannot be imported" in msg
 
 
 def _replay_family(tmp_path, rows: str, file: str = "trials.tsv") -> str:
