@@ -10,6 +10,7 @@ import ast
 import getpass
 import importlib.metadata
 import importlib.util
+import json
 import os
 import platform
 import socket
@@ -168,6 +169,8 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
         if value != value:
             raise ValueError("the training function returned NaN as its validation score")
         record.update(status="ok", value=value, error=None, **outcome)
+    except DataMissingError as err:  # not the trial's fault: the driver stops the study and records nothing
+        record.update(status="data_missing", value=None, error=str(err))
     except BaseException as err:  # noqa: BLE001 - a failed trial is recorded, the study goes on
         record.update(status="failed", value=None, error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc(limit=8))
     record["duration_seconds"] = round(time.perf_counter() - start, 4)
@@ -200,6 +203,7 @@ class Progress:
         self.total, self.left, self.concurrency, self.base = total, pending, max(1, concurrency), base
         self.best: float | None = None
         self.durations: list[float] = []
+        self.data_missing: str | None = None  # set by the first trial that found a data file missing
         for record in earlier:
             self._count(record)
 
@@ -212,6 +216,12 @@ class Progress:
 
     def finish(self, record: dict) -> None:
         record = {**self.base, **record}
+        if record["status"] == "data_missing":  # every trial would fail alike: stop, keep no record
+            if self.data_missing is None:
+                self.data_missing = record["error"]
+                print(f"[{record['study']}/{self.family.name}] trial {record['trial']:>3} found a data file missing; "
+                      "stopping the study (no record written)", flush=True)
+            return
         self.writer.append(record)
         self.left -= 1
         self._count(record)
@@ -248,6 +258,19 @@ def _callback(progress: Progress):
             })
 
     return RecordCallback()
+
+
+def _stopper(progress: Progress):
+    from ray.tune import Stopper
+
+    class StopWhenDataMissing(Stopper):
+        def __call__(self, trial_id, result):
+            return False
+
+        def stop_all(self):
+            return progress.data_missing is not None
+
+    return StopWhenDataMissing()
 
 
 def on_loopback(address: str | None) -> bool:
@@ -333,10 +356,13 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
                 storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"),
                 verbose=int(cfg.ray.verbose),
                 callbacks=[_callback(progress)],
+                stop=_stopper(progress),
                 failure_config=tune.FailureConfig(max_failures=0),
             ),
         )
         tuner.fit()
+    if progress.data_missing is not None:
+        raise DataMissingError(progress.data_missing)
 
 
 def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
@@ -374,6 +400,24 @@ def defined_in_source(target: str) -> bool:
     return name in names
 
 
+def check_records_match(family: Family, seed: int, path: Path) -> None:
+    """Refuse to add trials to a records file whose trials were drawn otherwise (another seed, an
+    edited search space): resuming only runs the missing indices, so it would mix two searches.
+    Settings a record does not have are not compared (a fixed setting added to a family later,
+    whose default keeps what the older records ran)."""
+    for record in iter_records(path):
+        if record.get("params") is None:  # a crashed worker's record carries no assignment
+            continue
+        drawn = json.loads(json.dumps(family.params(seed, int(record["trial"])), default=str))
+        differ = ", ".join(f"{key}={value!r} there, {drawn.get(key)!r} now"
+                           for key, value in sorted(record["params"].items()) if drawn.get(key) != value)
+        if differ:
+            raise ConfigError(path, f"trial {record['trial']}", f"was run with seed {record.get('seed')} and "
+                              f"{record.get('family_file')}; this run (seed {seed}, {family.file.name}) draws other "
+                              f"hyperparameters ({differ}). Give this run its own paths.results_dir, or delete "
+                              "the file to start over")
+
+
 def check_trainable(family: Family) -> None:
     """Fail early, and plainly, when a family's training function does not exist yet (read from
     the source when it is plainly defined there, else imported to be sure)."""
@@ -399,10 +443,12 @@ def main(cfg: DictConfig) -> None:
             if family.replay is not None:  # every replayed row must lie in the space, before Ray starts
                 for index in range(cfg.trials):
                     family.params(cfg.seed, index)
+        results = Path(cfg.paths.results_dir) / cfg.study.name
+        for family in families:
+            check_records_match(family, cfg.seed, results / f"{family.name}.jsonl")
     except (ConfigError, DataMissingError) as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
-    results = Path(cfg.paths.results_dir) / cfg.study.name
     todo = {f.name: sorted(set(range(cfg.trials)) - done_indices(results / f"{f.name}.jsonl")) for f in families}
     if cfg.dry_run:
         for family in families:
@@ -425,7 +471,7 @@ def main(cfg: DictConfig) -> None:
                 print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {cfg.trials} trials to run "
                       f"({resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {results / (family.name + '.jsonl')}", flush=True)
                 run_family(cfg, family, todo[family.name], resources, commit)
-    except (RecordsBusy, ConfigError) as err:
+    except (RecordsBusy, ConfigError, DataMissingError) as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     finally:

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 
+from data.download import DataMissingError
 from experiments.context import TrialContext, TrialFailed, TrialOutcome
 
 
@@ -20,6 +22,8 @@ def _busy(seconds: float) -> None:
 
 def train(params: dict, ctx: TrialContext) -> TrialOutcome:
     """Score in about [0, 1], best near x = 0.7, width = 6, lr = 1e-2, kind = "b", plus seeded noise."""
+    if params.get("data_file") and not Path(params["data_file"]).is_file():  # tests: a data file not there yet
+        raise DataMissingError(f"{params['data_file']} is missing: put the toy data file there")
     if ctx.trial_index in set(params.get("fail_trials", [])):
         raise TrialFailed(f"loss became NaN (trial {ctx.trial_index} is set to fail)")
     _busy(float(params.get("work_seconds", 0.0)))

@@ -1,4 +1,5 @@
 """The runner validates before it runs (bad studies exit 2 with one message, touch no records); its progress line."""
+import json
 import sys
 
 import pytest
@@ -46,6 +47,24 @@ def test_bad_family_file_named(tmp_path):
 def test_family_without_model_yet(tmp_path):
     msg = _bad(tmp_path, "study=squad")
     assert "models.bidaf.train cannot be imported" in msg and "not in this suite yet" in msg
+
+
+def test_records_of_another_seed_are_not_resumed(tmp_path):
+    from experiments.space import load_family
+
+    params = load_family("toy", name="toy").params(0, 0)
+    records = tmp_path / "results" / "toy" / "toy.jsonl"
+    records.parent.mkdir(parents=True)
+    line = json.dumps({"study": "toy", "family": "toy", "family_file": "conf/search_space/toy.yaml", "seed": 0,
+                       "trial": 0, "params": params, "status": "ok", "value": 0.5}) + "\n"
+    records.write_text(line)
+    same = run(f"paths.results_dir={tmp_path / 'results'}", "study=toy", "trials=2", "dry_run=true", timeout=120)
+    assert same.returncode == 0 and same.stderr.strip() == "", same.stderr
+    other = run(f"paths.results_dir={tmp_path / 'results'}", "study=toy", "trials=2", "seed=1", timeout=120)
+    lines = [l for l in other.stderr.splitlines() if l.strip()]
+    assert other.returncode == 2 and len(lines) == 1, other.stderr
+    assert lines[0].startswith(f"error: {records}: trial 0: was run with seed 0") and "(seed 1, toy.yaml)" in lines[0]
+    assert "own paths.results_dir" in lines[0] and records.read_text() == line  # untouched
 
 
 def test_training_function_found_in_source_without_importing_it(tmp_path):

@@ -47,6 +47,25 @@ def test_toy_study_end_to_end_with_a_failed_trial(tmp_path):
     assert again.returncode == 0 and "nothing to run" in again.stdout
 
 
+def test_missing_data_stops_the_study_and_records_nothing(tmp_path):
+    data_file = tmp_path / "toy_data.txt"
+    fam = tmp_path / "fam"
+    fam.mkdir()
+    (fam / "toy_data.yaml").write_text(f"inherits: toy\nfixed: {{data_file: {data_file}}}\n")
+    overrides = ["study=toy", f"paths.family_dirs=[{fam}]", "study.families={toy: toy_data}", "trials=6",
+                 f"paths.results_dir={tmp_path / 'results'}"]
+    done = run(*overrides)
+    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
+    assert done.stderr.strip().splitlines()[-1] == f"error: {data_file} is missing: put the toy data file there"
+    assert "stopping the study (no record written)" in done.stdout
+    assert not list(iter_records(tmp_path / "results" / "toy" / "toy.jsonl"))  # nothing counts as done
+    data_file.write_text("here now\n")
+    again = run(*overrides)
+    assert again.returncode == 0, again.stderr[-3000:]
+    rows = records(tmp_path / "results" / "toy" / "toy.jsonl")
+    assert sorted(r["trial"] for r in rows) == list(range(6)) and {r["status"] for r in rows} == {"ok"}
+
+
 def test_local_ray_stays_on_loopback_without_the_variable(tmp_path):
     """Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when imported; the runner sets it first, so a user
     who never heard of it still gets a Ray on 127.0.0.1 (without it, Ray binds the external address)."""
