@@ -2,30 +2,39 @@
 # Both create or refresh the local virtual environment first (fast when nothing changed).
 PYTHON ?= python3
 VENV ?= .venv
-# The CPU build of torch is pinned here; a CUDA user can run e.g. `make test TORCH_SPEC=torch`.
+# The CPU build of torch is pinned here; a CUDA user can run e.g. `make test TORCH_SPEC=torch`
+# (pip arguments, so an index URL may follow the requirement). Changing it reinstalls torch.
 TORCH_SPEC ?= torch==2.13.0
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+TORCH_FILE := $(VENV)/.torch-spec
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER ?= 0
 export PYTHONUNBUFFERED := 1
 
-# Where the data sets live (see README "Data"). Unset: tests that need real data are skipped.
-SYW_DATA_DIR ?=
+# Where the data sets live (see README "Data"). Unset: tests that need real data are skipped and
+# studies read ./.data (the variable is passed on only when set: an empty one would mean ./).
+ifdef SYW_DATA_DIR
 export SYW_DATA_DIR
+endif
 PYTEST_ARGS ?=
 # fig1 reads records from results/<study>/; VARIANT=as_run uses the study sst5_as_run.
 VARIANT ?=
 SOURCE ?= ours
 
-.PHONY: env test fig1 fig2 fig3 fig4 budgets report clean-env
+.PHONY: env test fig1 fig2 fig3 fig4 budgets report clean-env FORCE
 
 env: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile
+# Rewritten only when TORCH_SPEC differs from the last install's, so a new spec redoes the install.
+$(TORCH_FILE): FORCE
+	@mkdir -p $(VENV)
+	@echo '$(TORCH_SPEC)' | cmp -s - $@ || echo '$(TORCH_SPEC)' > $@
+
+$(STAMP): pyproject.toml Makefile $(TORCH_FILE)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "[env] installing into $(VENV) ($(TORCH_SPEC) + pyproject.toml dependencies)"
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install -q --disable-pip-version-check "$(TORCH_SPEC)"
+	$(PY) -m pip install -q --disable-pip-version-check $(TORCH_SPEC)
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[test]"
 	@touch $@
 
