@@ -1,8 +1,9 @@
 """``python -m experiments.run study=<name> [overrides]``: seeded random search on Ray Tune.
 
-Validates the study and its families, then runs every trial index without a record
-in ``results/<study>/<family>.jsonl`` (so the same command resumes a killed run),
-appending one record per finished trial.
+Validates the study and its families (and that existing records were drawn with the same
+seed and search space), then runs every trial index without a record in
+``results/<study>/<family>.jsonl`` (so the same command resumes a killed run), appending one
+record per finished trial.
 """
 from __future__ import annotations
 
@@ -191,7 +192,8 @@ def _has_gpu() -> bool:
 
 # ----------------------------------------------------------------------------- the driver
 class Progress:
-    """Writes each finished trial's record and prints one progress line for it.
+    """Writes each finished trial's record and prints one progress line for it; a trial that
+    found a data file missing is not recorded but noted in ``data_missing``, which stops the study.
 
     ``earlier`` are the family's records from before a resume: the best value and
     the time estimate count them too.
@@ -394,7 +396,7 @@ def defined_in_source(target: str) -> bool:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
         elif isinstance(node, ast.Assign):
-            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+            names.update(assigned.id for assigned in node.targets if isinstance(assigned, ast.Name))
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             names.add(node.target.id)
     return name in names
