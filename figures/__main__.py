@@ -33,7 +33,9 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
         eta = f"{minutes} minutes on a 2-core CPU machine, depending on the CPU" if minutes else "a long time on a CPU"
         print(f"No trial records in {results / study}: running the study first ({eta}).\n"
               f"  python -m experiments.run study={study}", flush=True)
-        subprocess.run([sys.executable, "-m", "experiments.run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO, check=True)
+        done = subprocess.run([sys.executable, "-m", "experiments.run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO)
+        if done.returncode:  # the runner has said why (e.g. which data file to fetch, and where)
+            raise SystemExit(done.returncode)
     return from_records(study, results, labels=spec.labels)
 
 

@@ -1,4 +1,5 @@
 """Figures and budget tables from generated records (ours) and generated published-layout TSVs (paper)."""
+import subprocess
 import urllib.error
 
 import numpy as np
@@ -114,11 +115,19 @@ def test_fig1_runs_study_when_records_missing(tmp_path, monkeypatch, capsys):
     def fake_run(cmd, **kwargs):
         calls.append(cmd)
         write_study(tmp_path / "results", "sst5", STUDIES[1][1])
+        return subprocess.CompletedProcess(cmd, 0)
 
     monkeypatch.setattr("subprocess.run", fake_run)
     assert main(["fig1", "--run-missing", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "o")]) == 0
     assert calls and "study=sst5" in calls[0]
     assert "running the study first (35-65 minutes on a 2-core CPU machine, depending on the CPU)" in capsys.readouterr().out
+
+
+def test_fig1_stops_with_the_runners_status_when_the_study_cannot_run(tmp_path, monkeypatch):
+    monkeypatch.setattr("subprocess.run", lambda cmd, **kwargs: subprocess.CompletedProcess(cmd, 2))  # e.g. no SST here
+    with pytest.raises(SystemExit) as stop:
+        main(["fig1", "--run-missing", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "o")])
+    assert stop.value.code == 2 and not (tmp_path / "o").exists()
 
 
 def test_report_fills_every_checklist_item_from_records(tmp_path):
