@@ -28,11 +28,12 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
     if source == "paper":
         return from_paper(spec, labels=spec.labels)
     study = study_of(spec, variant)
-    if run_missing and not any((results / study).glob("*.jsonl")):
-        minutes = STUDY_MINUTES.get(study)
-        eta = f"{minutes} minutes on a 2-core CPU machine, depending on the CPU" if minutes else "a long time on a CPU"
-        print(f"No trial records in {results / study}: running the study first ({eta}).\n"
-              f"  python -m experiments.run study={study}", flush=True)
+    if run_missing:  # the runner runs the trials without a record (all of them, or the rest of a stopped run)
+        if not any((results / study).glob("*.jsonl")):
+            minutes = STUDY_MINUTES.get(study)
+            eta = f"{minutes} minutes on a 2-core CPU machine, depending on the CPU" if minutes else "a long time on a CPU"
+            print(f"No trial records in {results / study}: running the study first ({eta}).\n"
+                  f"  python -m experiments.run study={study}", flush=True)
         done = subprocess.run([sys.executable, "-m", "experiments.run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO)
         if done.returncode:  # the runner has said why (e.g. which data file to fetch, and where)
             raise SystemExit(done.returncode)

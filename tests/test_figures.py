@@ -123,6 +123,14 @@ def test_fig1_runs_study_when_records_missing(tmp_path, monkeypatch, capsys):
     assert "running the study first (35-65 minutes on a 2-core CPU machine, depending on the CPU)" in capsys.readouterr().out
 
 
+def test_fig1_lets_the_runner_finish_a_stopped_study(tmp_path, monkeypatch, capsys):
+    write_study(tmp_path / "results", "sst5", STUDIES[1][1])  # records there: the runner runs only what is missing
+    calls = []
+    monkeypatch.setattr("subprocess.run", lambda cmd, **kwargs: calls.append(cmd) or subprocess.CompletedProcess(cmd, 0))
+    assert main(["fig1", "--run-missing", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "o")]) == 0
+    assert len(calls) == 1 and "study=sst5" in calls[0] and "running the study first" not in capsys.readouterr().out
+
+
 def test_fig1_stops_with_the_runners_status_when_the_study_cannot_run(tmp_path, monkeypatch):
     monkeypatch.setattr("subprocess.run", lambda cmd, **kwargs: subprocess.CompletedProcess(cmd, 2))  # e.g. no SST here
     with pytest.raises(SystemExit) as stop:
