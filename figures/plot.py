@@ -18,8 +18,9 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e3
 
 
 def curve(group: Group, n_max: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Budgets 1..n_max (default N), the expected max and its spread."""
-    ns = np.arange(1, (n_max or group.scores.size) + 1)
+    """Budgets 1..min(n_max, N) (the paper claims nothing past the N trials it has, section 3.1),
+    the expected max and its spread."""
+    ns = np.arange(1, min(n_max or group.scores.size, group.scores.size) + 1)
     return ns, expected_max(group.scores, ns), expected_max_std(group.scores, ns)
 
 

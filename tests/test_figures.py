@@ -53,6 +53,20 @@ def test_each_figure_renders_from_paper_layout(tmp_path, monkeypatch, number):
     assert (out / f"fig{number}_paper.png").is_file() and not (out / f"fig{number}.png").exists()
 
 
+def test_curves_stop_at_the_trials_there_are(tmp_path):
+    from analysis import expected_max
+    from figures import as_run
+    from figures.plot import curve
+
+    scores = np.array([0.3, 0.5, 0.4, 0.2, 0.45])
+    ns, mean, sd = curve(sources.Group("cnn", "CNN", scores, None), 50)  # the axis goes to 50, the curve to N = 5
+    assert ns.tolist() == [1, 2, 3, 4, 5] and mean.size == sd.size == 5
+    assert mean == pytest.approx(expected_max(scores, ns))
+    assert as_run.curve(scores).size == 5
+    row = as_run.curve_row(sources.Group("cnn", "CNN", scores, None))
+    assert row["n=1"] == f"{scores.mean():.4f}" and row["n=10"] == row["n=50"] == "-"
+
+
 def test_dgem_placeholder_durations_mean_no_time_axis(tmp_path):
     path = write_paper_file(tmp_path, 3)
     spec = FIGURES[3]
