@@ -35,11 +35,13 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_failed: int, metric: str, seed: Any) -> dict:
-    """Everything the appendix table and the checklist need for one family."""
+def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_failed: int, metric: str, seed: Any,
+                    maximize: bool = True) -> dict:
+    """Everything the appendix table and the checklist need for one family (best = highest value,
+    or lowest when the study minimizes; Eq. 8 in the same direction)."""
     reported = family.reported or {}
     if rows is not None and not rows.empty:
-        best = rows.loc[rows["value"].idxmax()]
+        best = rows.loc[rows["value"].idxmax() if maximize else rows["value"].idxmin()]
         hardware = sorted({f"{r.get('hardware.cpu', '?')} ({r.get('hardware.cpu_count', '?')} cores), GPU: {r.get('hardware.gpu', '?')}"
                            for _, r in rows.iterrows()})
         commits = sorted(set(rows.get("versions.suite_commit", pd.Series(dtype=str)).dropna()))
@@ -52,10 +54,10 @@ def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_f
                 "implementation": reported.get("implementation", MISSING),
                 "strategy": reported.get("search_strategy", MISSING), "best_params": {}}
     info.update(
-        label=family.label, trials=group.scores.size, failed=n_failed, best=float(group.scores.max()), metric=metric,
-        duration=group.mean_duration,
-        em=expected_max(group.scores, np.arange(1, group.scores.size + 1)),
-        sd=expected_max_std(group.scores, np.arange(1, group.scores.size + 1)),
+        label=family.label, trials=group.scores.size, failed=n_failed, metric=metric, duration=group.mean_duration,
+        best=float(group.scores.max() if maximize else group.scores.min()),
+        em=expected_max(group.scores, np.arange(1, group.scores.size + 1), maximize=maximize),
+        sd=expected_max_std(group.scores, np.arange(1, group.scores.size + 1), maximize=maximize),
         space=[(k, describe(v), _fmt(info["best_params"].get(k, MISSING))) for k, v in family.search.items()]
         + [(k, _fmt(v), _fmt(info["best_params"].get(k, v))) for k, v in family.fixed.items() if k not in family.search],
     )
@@ -74,7 +76,8 @@ def build(study: str, source: str = "ours", results_dir: Path | None = None, pap
             if rows.empty:
                 continue
             group = Group(name, family.label, rows["value"].to_numpy(float), rows["duration_seconds"].to_numpy(float))
-            sections[name] = _family_section(family, rows, group, n_failed.get(name, 0), cfg["metric"], rows["seed"].iloc[0])
+            sections[name] = _family_section(family, rows, group, n_failed.get(name, 0), cfg["metric"], rows["seed"].iloc[0],
+                                             maximize=cfg.get("direction", "max") == "max")
     else:
         spec = next(s for s in FIGURES.values() if s.study == study)
         rows = paper_rows(spec, paper_dir)

@@ -178,6 +178,24 @@ def test_report_fills_every_checklist_item_from_records(tmp_path):
     assert tex.count(r"\begin{tabular}") == 2 and "max\\_filter\\_size" in tex
 
 
+def test_report_of_a_study_that_minimizes(tmp_path, monkeypatch):
+    import json
+
+    from analysis import expected_max
+    from figures import report
+
+    results = tmp_path / "results"
+    write_study(results, "sst5", STUDIES[1][1], n=12)
+    config = report.study_config("sst5")
+    monkeypatch.setattr(report, "study_config", lambda study: {**config, "direction": "min"})
+    md, _ = report.build("sst5", "ours", results)
+    values = [json.loads(l)["value"] for l in (results / "sst5" / "lr.jsonl").read_text().splitlines()]
+    assert f"| Best validation accuracy | {min(values):.4f} |" in md
+    assert f"| Best validation accuracy | {max(values):.4f} |" not in md
+    worst_case = expected_max(values, [10], maximize=False)[0]  # the table shows n = 1, 5, 10
+    assert f"{worst_case:.4f} +- " in md and "lower is better" in md
+
+
 def test_report_marks_missing_items(tmp_path):
     results = tmp_path / "results"
     write_study(results, "sst5", STUDIES[1][1], n=5)  # params hold no real assignment
