@@ -21,7 +21,7 @@ import pandas as pd
 from analysis import bootstrap_overtake, budget_to_reach, expected_max, overtakes_from
 from experiments.compare import trial_by_trial
 from experiments.records import load_study
-from figures.plot import draw
+from figures.plot import budgets, draw
 from figures.sources import PAPER_DIR, Group, from_paper, from_records, paper_rows
 from figures.specs import FIGURES
 
@@ -45,8 +45,8 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 
 def curve(scores: np.ndarray, n_max: int = 50) -> np.ndarray:
-    """Eq. 8 at n = 1..min(n_max, N): nothing is claimed past the trials there are."""
-    return expected_max(scores, np.arange(1, min(n_max, scores.size) + 1))
+    """Eq. 8 at the budgets 1..min(n_max, N) (:func:`figures.plot.budgets`)."""
+    return expected_max(scores, budgets(scores.size, n_max))
 
 
 def pair_row(cnn: Group, lr: Group) -> dict:

@@ -17,10 +17,14 @@ from figures.specs import FigureSpec  # noqa: E402
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
 
 
+def budgets(n_trials: int, n_max: int | None = None) -> np.ndarray:
+    """Budgets 1..min(n_max, N): the paper claims nothing past the N trials there are (section 3.1)."""
+    return np.arange(1, min(n_max or n_trials, n_trials) + 1)
+
+
 def curve(group: Group, n_max: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Budgets 1..min(n_max, N) (the paper claims nothing past the N trials it has, section 3.1),
-    the expected max and its spread."""
-    ns = np.arange(1, min(n_max or group.scores.size, group.scores.size) + 1)
+    """Budgets (see :func:`budgets`), the expected max and its spread."""
+    ns = budgets(group.scores.size, n_max)
     return ns, expected_max(group.scores, ns), expected_max_std(group.scores, ns)
 
 
