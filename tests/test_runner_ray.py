@@ -77,6 +77,29 @@ def test_local_ray_stays_on_loopback_without_the_variable(tmp_path):
     assert "(cluster 127.0.0.1:" in ready and ready.endswith("this node 127.0.0.1)"), ready
 
 
+STOP_LOCAL_RAY = """
+import os, time
+from experiments.run import start_ray, stop_ray
+import ray
+start_ray(None, 0)
+monitor = ray._private.worker._global_node.all_processes["monitor"][0].process
+start = time.perf_counter()
+stop_ray()
+print(monitor.pid, monitor.poll(), round(time.perf_counter() - start, 3))
+"""
+
+
+def test_stopping_a_local_ray_does_not_wait_on_its_monitor():
+    """Plain ray.shutdown() SIGTERMs the autoscaler monitor after the GCS is gone and waits its 1 s
+    timeout for it; stop_ray kills the monitor first and is done in about a third of a second."""
+    done = subprocess.run([sys.executable, "-c", STOP_LOCAL_RAY], cwd=REPO, env=runner_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    pid, status, seconds = done.stdout.split()
+    assert status != "None" and float(seconds) < 1.0, done.stdout
+    assert not Path(f"/proc/{pid}").exists()
+
+
 def test_sigkill_then_resume(tmp_path):
     out = tmp_path / "results"
     path = out / "toy" / "toy.jsonl"
@@ -157,6 +180,9 @@ def test_run_against_a_local_ray_cluster(tmp_path):
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
         rows = records(out / "toy" / "toy.jsonl")
         assert sorted(r["trial"] for r in rows) == [0, 1, 2, 3]
+        # the driver leaves the cluster it joined as it was: its autoscaler monitor still runs
+        monitor = subprocess.run(["pgrep", "-f", f"monitor.py --logs-dir={temp_dir}"], capture_output=True, text=True)
+        assert monitor.stdout.strip(), "the cluster's autoscaler monitor was stopped by a driver that only joined it"
     finally:
         stop_cluster(temp_dir)
         shutil.rmtree(temp_dir, ignore_errors=True)
