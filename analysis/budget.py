@@ -77,7 +77,8 @@ def overtakes_from(curve_a: Sequence[float], curve_b: Sequence[float], *, maximi
     """The budget n from which A is ahead of B at every budget up to the shorter curve's end.
 
     1 when A leads throughout; None when A is not ahead at the end (it never overtakes for good).
-    Ties keep the current leader, as in :func:`crossovers`.
+    Ties keep the current leader, as in :func:`crossovers`; curves tied from n = 1 have no leader
+    until they first differ.
     """
     a, b = np.asarray(curve_a, dtype=float), np.asarray(curve_b, dtype=float)
     n = min(a.size, b.size)
@@ -85,7 +86,8 @@ def overtakes_from(curve_a: Sequence[float], curve_b: Sequence[float], *, maximi
     if next((x for x in reversed(leaders) if x is not None), None) != "a":
         return None
     changes = _changes(np.arange(1, n + 1), leaders)
-    return int(changes[-1].at) if changes else 1
+    first_lead = next(i for i, x in enumerate(leaders) if x is not None) + 1
+    return int(changes[-1].at) if changes else first_lead
 
 
 def bootstrap_overtake(scores_a, scores_b, n_max: int, n_resamples: int, *, seed: int = 0,

@@ -75,6 +75,8 @@ def test_overtakes_from_known_curves():
     assert overtakes_from([3, 1], [2, 2]) is None  # ahead, then not at the end
     assert overtakes_from([1, 2, 2], [2, 2, 2]) is None  # ties at the end keep B
     assert overtakes_from([2, 1], [1, 2], maximize=False) == 2  # lower is better
+    assert overtakes_from([2, 2, 3, 4], [2, 2, 2.5, 3]) == 3  # tied at 1-2: nobody leads until A does at 3
+    assert overtakes_from([2, 3, 3, 4], [2, 2, 3, 3]) == 2  # a later tie keeps A as leader
 
 
 def test_bootstrap_overtake():
