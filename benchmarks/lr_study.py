@@ -13,12 +13,14 @@ vectorizer's. Same machine, one run; the suite's time
 is given with and without Ray's start-up (process start to first trial start) and
 its tear-down (last trial end to process exit). Last, the floor: the 50 liblinear
 fits alone on the suite's cached features, one after another and split over two
-single-threaded processes (as the suite's two trial slots run them).
+single-threaded processes (as the suite's two trial slots run them), and each trial's
+time in the suite against its fit alone in that split run.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,7 +61,7 @@ def plain_loop(data_dir: Path) -> tuple[float, list[float]]:
     return time.perf_counter() - start, scores
 
 
-def suite(data_dir: Path, ray_address: str | None) -> tuple[float, float, float, list[float], Path]:
+def suite(data_dir: Path, ray_address: str | None) -> tuple[float, float, float, list[dict], Path]:
     import json
 
     out = Path(tempfile.mkdtemp(prefix="syw-bench-lr-"))
@@ -74,34 +76,38 @@ def suite(data_dir: Path, ray_address: str | None) -> tuple[float, float, float,
     rows = sorted((json.loads(l) for l in (out / "sst5" / "lr.jsonl").read_text().splitlines()), key=lambda r: r["trial"])
     first = min(datetime.fromisoformat(r["started_at"]).timestamp() for r in rows)
     last = max(datetime.fromisoformat(r["ended_at"]).timestamp() for r in rows)
-    return wall, first - t0, t0 + wall - last, [r["value"] for r in rows], out / "cache"
+    return wall, first - t0, t0 + wall - last, rows, out / "cache"
 
 
-def fit_trials(data_dir: Path, cache_dir: Path, trials: range) -> float:
-    """Seconds to fit and score ``trials`` on features already in ``cache_dir`` (features loaded first, not timed)."""
+def fit_trials(data_dir: Path, cache_dir: Path, trials: range) -> dict[int, float]:
+    """Seconds to fit and score each of ``trials`` on features already in ``cache_dir`` (features loaded first, not timed)."""
     family = load_family("sst5_lr", name="lr")
     _, y_train, _, y_dev = load_texts(data_dir, "fine", False)
     work = []
     for i in trials:
         p = family.params(0, i)
         x_train, x_dev = load_features(data_dir, "fine", False, tuple(p["ngram_range"]), p["stopwords"], p["weight"], cache_dir)
-        work.append((trial_classifier(p, i), x_train, x_dev))
-    start = time.perf_counter()
-    for clf, x_train, x_dev in work:
+        work.append((i, trial_classifier(p, i), x_train, x_dev))
+    seconds = {}
+    for i, clf, x_train, x_dev in work:
+        start = time.perf_counter()
         clf.fit(x_train, y_train)
         clf.score(x_dev, y_dev)
-    return time.perf_counter() - start
+        seconds[i] = time.perf_counter() - start
+    return seconds
 
 
-def fits_floor(data_dir: Path, cache_dir: Path) -> tuple[float, float]:
-    """The 50 fits in one process, then split over two at once (one thread each, as Ray's trial workers run)."""
+def fits_floor(data_dir: Path, cache_dir: Path) -> tuple[float, float, dict[int, float]]:
+    """The 50 fits in one process, then split over two at once (one thread each, as Ray's trial workers run);
+    also each fit's seconds in the split run."""
     os.environ.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")  # read by the new processes
     with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as one:
-        sequential = one.submit(fit_trials, data_dir, cache_dir, range(TRIALS)).result()
+        sequential = sum(one.submit(fit_trials, data_dir, cache_dir, range(TRIALS)).result().values())
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as two:
-        halves = [two.submit(fit_trials, data_dir, cache_dir, range(k, TRIALS, 2)) for k in (0, 1)]
-        parallel = max(h.result() for h in halves)  # each half's fits start once its features are loaded
-    return sequential, parallel
+        futures = [two.submit(fit_trials, data_dir, cache_dir, range(k, TRIALS, 2)) for k in (0, 1)]
+        halves = [f.result() for f in futures]
+    parallel = max(sum(h.values()) for h in halves)  # each half's fits start once its features are loaded
+    return sequential, parallel, {**halves[0], **halves[1]}
 
 
 def main() -> None:
@@ -111,7 +117,8 @@ def main() -> None:
     args = parser.parse_args()
     data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
     loop_wall, loop_scores = plain_loop(data_dir)
-    suite_wall, startup, teardown, suite_scores, cache_dir = suite(data_dir, args.ray_address)
+    suite_wall, startup, teardown, suite_rows, cache_dir = suite(data_dir, args.ray_address)
+    suite_scores = [r["value"] for r in suite_rows]
     if args.ray_address:
         print(f"(the suite ran on the Ray at {args.ray_address}, started before the benchmark: no Ray start-up or shut-down)")
     same = max(abs(a - b) for a, b in zip(loop_scores, suite_scores))
@@ -121,9 +128,16 @@ def main() -> None:
           f"  (Ray + Tune start-up {startup:.1f} s)")
     print(f"suite's trials          {suite_wall - startup - teardown:7.1f} s   (tear-down, last trial end to exit: {teardown:.1f} s)")
     print(f"largest accuracy difference between the two: {same:.2e} (same assignments, same results)")
-    sequential, parallel = fits_floor(data_dir, cache_dir)
+    sequential, parallel, alone = fits_floor(data_dir, cache_dir)
     print(f"the {TRIALS} liblinear fits alone: {sequential:.1f} s one after another, {parallel:.1f} s split over two "
           f"processes ({sequential / parallel:.2f}x from the second core)")
+    in_suite = {r["trial"]: r["duration_seconds"] for r in suite_rows}
+    firsts = [r["trial"] for r in sorted(suite_rows, key=lambda r: r["started_at"])[:2]]  # one per worker
+    rest = [in_suite[i] / alone[i] for i in in_suite if i not in firsts]
+    print(f"trial times in the suite {sum(in_suite.values()):.1f} s summed, the same fits alone {sum(alone.values()):.1f} s "
+          f"(split run): each worker's first trial {sum(in_suite[i] - alone[i] for i in firsts) / 2:.1f} s more "
+          f"(importing scikit-learn, reading SST, counting n-grams), the other {len(rest)} a median "
+          f"{statistics.median(rest):.2f}x their fit alone")
 
 
 if __name__ == "__main__":
