@@ -323,7 +323,7 @@ def stop_ray() -> None:
     """
     import ray
 
-    node = getattr(ray._private.worker, "_global_node", None)
+    node = getattr(getattr(getattr(ray, "_private", None), "worker", None), "_global_node", None)  # Ray 2.60's layout
     if node is not None and hasattr(node, "kill_monitor"):
         node.kill_monitor(check_alive=False)  # does nothing to processes this driver did not start
     ray.shutdown()
