@@ -78,7 +78,7 @@ def test_local_ray_stays_on_loopback_without_the_variable(tmp_path):
 
 
 STOP_LOCAL_RAY = """
-import os, time
+import time
 from experiments.run import start_ray, stop_ray
 import ray
 start_ray(None, 0)
