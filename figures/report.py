@@ -53,11 +53,12 @@ def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_f
         info = {"hardware": f"{reported['hardware']} (as reported in Table {family.table})" if reported.get("hardware") else MISSING,
                 "implementation": reported.get("implementation", MISSING),
                 "strategy": reported.get("search_strategy", MISSING), "best_params": {}}
+    ns = np.arange(1, group.scores.size + 1)
     info.update(
         label=family.label, trials=group.scores.size, failed=n_failed, metric=metric, duration=group.mean_duration,
         best=float(group.scores.max() if maximize else group.scores.min()),
-        em=expected_max(group.scores, np.arange(1, group.scores.size + 1), maximize=maximize),
-        sd=expected_max_std(group.scores, np.arange(1, group.scores.size + 1), maximize=maximize),
+        em=expected_max(group.scores, ns, maximize=maximize),
+        sd=expected_max_std(group.scores, ns, maximize=maximize),
         space=[(k, describe(v), _fmt(info["best_params"].get(k, MISSING))) for k, v in family.search.items()]
         + [(k, _fmt(v), _fmt(info["best_params"].get(k, v))) for k, v in family.fixed.items() if k not in family.search],
     )
