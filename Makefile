@@ -62,9 +62,12 @@ report: env
 clean-env:
 	rm -rf $(VENV)
 
-.PHONY: bench-runner
+.PHONY: bench-runner bench-ray-start
 bench-runner: env
 	$(PY) benchmarks/runner_overhead.py
+
+bench-ray-start: env
+	$(PY) benchmarks/ray_start.py
 
 .PHONY: bench-lr bench-cnn bench-cnn-batching
 bench-lr: env

@@ -288,6 +288,14 @@ def on_loopback(address: str | None) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
+# A new local Ray's raylet connects to the object store it runs in a thread of its own, and every
+# worker to the raylet, retrying every raylet_client_connect_timeout_milliseconds (Ray's default:
+# 10 tries, 1000 ms apart). In about 1 start in 3 on this 2-core VM the raylet's first try came
+# before its store listened, and ray.init took a second longer. 100 tries 100 ms apart keep
+# Ray's 10-s limit (benchmarks/ray_start.py measures the difference).
+LOCAL_RAY_SYSTEM_CONFIG = {"raylet_client_connect_timeout_milliseconds": 100, "raylet_client_num_connect_attempts": 100}
+
+
 def start_ray(address: str | None, verbose: int) -> None:
     """Connect to ``address`` or start a local Ray bound to 127.0.0.1."""
     if on_loopback(address):
@@ -309,7 +317,8 @@ def start_ray(address: str | None, verbose: int) -> None:
     if address:
         ray.init(address=address, runtime_env=runtime_env, logging_level=quiet, log_to_driver=bool(verbose))
     else:
-        ray.init(include_dashboard=False, runtime_env=runtime_env, logging_level=quiet, log_to_driver=bool(verbose))
+        ray.init(include_dashboard=False, runtime_env=runtime_env, logging_level=quiet, log_to_driver=bool(verbose),
+                 _system_config=LOCAL_RAY_SYSTEM_CONFIG)
 
 
 def stop_ray() -> None:
