@@ -135,7 +135,7 @@ def main() -> None:
     firsts = [r["trial"] for r in sorted(suite_rows, key=lambda r: r["started_at"])[:2]]  # one per worker
     rest = [in_suite[i] / alone[i] for i in in_suite if i not in firsts]
     print(f"trial times in the suite {sum(in_suite.values()):.1f} s summed, the same fits alone {sum(alone.values()):.1f} s "
-          f"(split run): each worker's first trial {sum(in_suite[i] - alone[i] for i in firsts) / 2:.1f} s more "
+          f"(split run): each worker's first trial {sum(in_suite[i] - alone[i] for i in firsts) / len(firsts):.1f} s more "
           f"(importing scikit-learn, reading SST, counting n-grams), the other {len(rest)} a median "
           f"{statistics.median(rest):.2f}x their fit alone")
 
