@@ -29,7 +29,7 @@ from experiments import run
 if sys.argv[1] == "ray-defaults":
     run.LOCAL_RAY_SYSTEM_CONFIG = None
 start = time.perf_counter()
-run.start_ray(None, 0)
+run.start_ray("local", 0)
 seconds = time.perf_counter() - start
 node = ray._private.worker._global_node
 gcs = open(f"/proc/{node.all_processes['gcs_server'][0].process.pid}/cmdline").read().split("\\0")

@@ -275,16 +275,31 @@ def _stopper(progress: Progress):
     return StopWhenDataMissing()
 
 
-def on_loopback(address: str | None) -> bool:
-    """Whether the driver's Ray lives on this machine's loopback: a new local Ray (no address, or
-    ``local``) or a cluster at 127.x/localhost/::1. ``auto`` is resolved as Ray resolves it: the
-    ``RAY_ADDRESS`` variable, else the last cluster `ray start` recorded in Ray's temp folder."""
-    if address in (None, "", "local"):
+def recorded_address() -> str | None:
+    """Where ``ray.init()`` looks for a running cluster: the ``RAY_ADDRESS`` variable, else the
+    address of the last `ray start` on this machine, recorded in Ray's temp folder."""
+    recorded = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+    return os.environ.get("RAY_ADDRESS") or (recorded.read_text().strip() if recorded.is_file() else None)
+
+
+def cluster_to_join(address: str | None) -> str | None:
+    """The cluster ``ray.init(address=address)`` joins, or None when it starts a local Ray.
+
+    Resolved as Ray 2.60 resolves it: no address means :func:`recorded_address`, else a new
+    local Ray; ``auto`` the same, but Ray raises when there is nothing to join; ``local`` (also
+    in ``RAY_ADDRESS``) always a new local Ray.
+    """
+    if not address or address == "auto":
+        address = recorded_address() or address or None
+    return None if address == "local" else address
+
+
+def on_loopback(joining: str | None) -> bool:
+    """Whether the driver's Ray lives on this machine's loopback: a new local Ray (None), or a
+    cluster at 127.x/localhost/::1 (``joining`` as :func:`cluster_to_join` returns it)."""
+    if joining is None:
         return True
-    if address == "auto":
-        recorded = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()) / "ray" / "ray_current_cluster"
-        address = os.environ.get("RAY_ADDRESS") or (recorded.read_text().strip() if recorded.is_file() else "")
-    host = address.split("://")[-1].rsplit(":", 1)[0].strip("[]")
+    host = joining.split("://")[-1].rsplit(":", 1)[0].strip("[]")
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
@@ -296,15 +311,17 @@ def on_loopback(address: str | None) -> bool:
 LOCAL_RAY_SYSTEM_CONFIG = {"raylet_client_connect_timeout_milliseconds": 100, "raylet_client_num_connect_attempts": 100}
 
 
-def start_ray(address: str | None, verbose: int) -> None:
-    """Connect to ``address`` or start a local Ray bound to 127.0.0.1."""
-    if on_loopback(address):
+def start_ray(address: str | None, verbose: int) -> str | None:
+    """Join the cluster ``address`` resolves to (:func:`cluster_to_join`), or start a local Ray
+    bound to 127.0.0.1; return the address joined, None for a local Ray."""
+    joining = cluster_to_join(address)
+    if on_loopback(joining):
         # Ray reads this when it is imported: without it, a local Ray (and a driver of a cluster on
         # 127.0.0.1, whose address Ray rewrites to the machine's) binds to the external address.
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no traffic off this machine
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # our JSONL records are the log
-    if address and (Path.home() / ".ray" / "auth_token").is_file():
+    if joining and (Path.home() / ".ray" / "auth_token").is_file():
         os.environ.setdefault("RAY_AUTH_MODE", "token")  # clusters started by `ray start` require the token
     import logging
 
@@ -314,11 +331,12 @@ def start_ray(address: str | None, verbose: int) -> None:
     if not verbose:
         os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0 the legacy reporter prints nothing
     quiet = logging.INFO if verbose else logging.ERROR
-    if address:
-        ray.init(address=address, runtime_env=runtime_env, logging_level=quiet, log_to_driver=bool(verbose))
-    else:
-        ray.init(include_dashboard=False, runtime_env=runtime_env, logging_level=quiet, log_to_driver=bool(verbose),
-                 _system_config=LOCAL_RAY_SYSTEM_CONFIG)
+    if joining:
+        ray.init(address=joining, runtime_env=runtime_env, logging_level=quiet, log_to_driver=bool(verbose))
+    else:  # "local": a running cluster's address in RAY_ADDRESS or Ray's temp folder does not count here
+        ray.init(address="local", include_dashboard=False, runtime_env=runtime_env, logging_level=quiet,
+                 log_to_driver=bool(verbose), _system_config=LOCAL_RAY_SYSTEM_CONFIG)
+    return joining
 
 
 def stop_ray() -> None:
@@ -486,11 +504,13 @@ def main(cfg: DictConfig) -> None:
         print(f"{cfg.study.name}: all {cfg.trials} trials of {', '.join(todo)} have records in {results}; nothing to run")
         return
     started = time.perf_counter()
-    start_ray(cfg.ray.address, cfg.ray.verbose)
+    joined = start_ray(cfg.ray.address, cfg.ray.verbose)
     import ray
 
+    how = ("a new local Ray" if joined is None else "joined" if cfg.ray.address
+           else "joined the cluster in RAY_ADDRESS or of the last `ray start`; ray.address=local starts a new Ray")
     print(f"[{cfg.study.name}] Ray ready in {time.perf_counter() - started:.1f} s (cluster "
-          f"{ray.get_runtime_context().gcs_address}, this node {ray.util.get_node_ip_address()})", flush=True)
+          f"{ray.get_runtime_context().gcs_address}, this node {ray.util.get_node_ip_address()}; {how})", flush=True)
     try:
         resources = {"cpu": float(cfg.resources.cpus_per_trial), "gpu": gpus_per_trial(cfg.resources.gpus_per_trial)}
         commit = suite_commit()

@@ -174,25 +174,26 @@ def test_suite_commit_is_dirty_for_code_changes_not_for_records(tmp_path, monkey
 
 
 @pytest.mark.parametrize("address, loopback", [
-    (None, True), ("local", True), ("127.0.0.1:6379", True), ("localhost:6379", True), ("[::1]:6379", True),
+    (None, True), ("127.0.0.1:6379", True), ("localhost:6379", True), ("[::1]:6379", True),
     ("ray://127.0.0.1:10001", True), ("10.1.2.3:6379", False), ("ray://head.example.org:10001", False),
 ])
-def test_on_loopback(address, loopback, monkeypatch):
+def test_on_loopback(address, loopback):
     from experiments.run import on_loopback
 
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     assert on_loopback(address) is loopback
 
 
-def test_on_loopback_resolves_auto_as_ray_does(tmp_path, monkeypatch):
-    from experiments.run import on_loopback
+def test_cluster_to_join_resolves_the_address_as_ray_does(tmp_path, monkeypatch):
+    from experiments.run import cluster_to_join
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    assert [cluster_to_join(a) for a in (None, "", "local", "auto", "10.1.2.3:6379")] == [None, None, None, "auto", "10.1.2.3:6379"]
     (tmp_path / "ray").mkdir()
-    (tmp_path / "ray" / "ray_current_cluster").write_text("10.1.2.3:6379")  # the last `ray start`
-    assert not on_loopback("auto")
-    (tmp_path / "ray" / "ray_current_cluster").write_text("127.0.0.1:6379\n")
-    assert on_loopback("auto")
+    (tmp_path / "ray" / "ray_current_cluster").write_text("127.0.0.1:6379\n")  # the last `ray start`
+    assert [cluster_to_join(a) for a in (None, "", "local", "auto", "10.1.2.3:6379")] == [
+        "127.0.0.1:6379", "127.0.0.1:6379", None, "127.0.0.1:6379", "10.1.2.3:6379"]
     monkeypatch.setenv("RAY_ADDRESS", "10.1.2.3:6379")  # the variable wins, as in Ray
-    assert not on_loopback("auto")
+    assert [cluster_to_join(a) for a in (None, "auto", "local")] == ["10.1.2.3:6379", "10.1.2.3:6379", None]
+    monkeypatch.setenv("RAY_ADDRESS", "local")
+    assert [cluster_to_join(a) for a in (None, "auto")] == [None, None]

@@ -76,14 +76,14 @@ def test_local_ray_stays_on_loopback_without_the_variable(tmp_path):
     done = run(*slow_toy(tmp_path / "fam", 0.0), "trials=1", f"paths.results_dir={tmp_path / 'results'}", env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     ready = next(l for l in done.stdout.splitlines() if "Ray ready" in l)
-    assert "(cluster 127.0.0.1:" in ready and ready.endswith("this node 127.0.0.1)"), ready
+    assert "(cluster 127.0.0.1:" in ready and ready.endswith("this node 127.0.0.1; a new local Ray)"), ready
 
 
 STOP_LOCAL_RAY = """
 import time
 from experiments.run import start_ray, stop_ray
 import ray
-start_ray(None, 0)
+start_ray("local", 0)
 monitor = ray._private.worker._global_node.all_processes["monitor"][0].process
 start = time.perf_counter()
 stop_ray()
@@ -195,6 +195,14 @@ def test_run_against_a_local_ray_cluster(tmp_path):
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
         rows = records(out / "toy" / "toy.jsonl")
         assert sorted(r["trial"] for r in rows) == [0, 1, 2, 3]
+        # with no ray.address the runner joins the cluster ray.init() finds (here: RAY_ADDRESS), token included
+        other = tmp_path / "results_found"
+        found = run(*slow_toy(tmp_path / "fam", 0.0), "trials=2", f"paths.results_dir={other}",
+                    env={**env, "RAY_ADDRESS": f"127.0.0.1:{port}"})
+        assert found.returncode == 0, found.stdout[-2000:] + found.stderr[-3000:]
+        ready = next(l for l in found.stdout.splitlines() if "Ray ready" in l)
+        assert f"(cluster 127.0.0.1:{port}," in ready and "joined the cluster in RAY_ADDRESS" in ready, ready
+        assert sorted(r["trial"] for r in records(other / "toy" / "toy.jsonl")) == [0, 1]
         # the driver leaves the cluster it joined as it was: its autoscaler monitor still runs
         monitor = subprocess.run(["pgrep", "-f", f"monitor.py --logs-dir={temp_dir}"], capture_output=True, text=True)
         assert monitor.stdout.strip(), "the cluster's autoscaler monitor was stopped by a driver that only joined it"
