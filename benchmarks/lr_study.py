@@ -70,7 +70,7 @@ def suite(data_dir: Path, ray_address: str | None) -> tuple[float, float, float,
     t0 = time.time()
     subprocess.run([sys.executable, "-m", "experiments.run", "study=sst5", "family=lr", f"trials={TRIALS}",
                     f"paths.data_dir={data_dir}", f"paths.results_dir={out}", f"paths.cache_dir={out / 'cache'}",
-                    *([f"ray.address={ray_address}"] if ray_address else [])],
+                    f"ray.address={ray_address or 'local'}"],  # local: a new Ray even if one is running
                    cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
     rows = sorted((json.loads(l) for l in (out / "sst5" / "lr.jsonl").read_text().splitlines()), key=lambda r: r["trial"])
