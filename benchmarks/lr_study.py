@@ -14,7 +14,8 @@ is given with and without Ray's start-up (process start to first trial start) an
 its tear-down (last trial end to process exit). Last, the floor: the 50 liblinear
 fits alone on the suite's cached features, one after another and split over two
 single-threaded processes (as the suite's two trial slots run them), and each trial's
-time in the suite against its fit alone in that split run.
+time in the suite against its fit alone in that split run. Every run so far, with its commit and
+machine: benchmarks/lr_study_runs.md.
 """
 from __future__ import annotations
 
