@@ -279,7 +279,7 @@ def recorded_address() -> str | None:
     """Where ``ray.init()`` looks for a running cluster: the ``RAY_ADDRESS`` variable, else the
     address of the last `ray start` on this machine, recorded in Ray's temp folder."""
     recorded = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()) / "ray" / "ray_current_cluster"
-    return os.environ.get("RAY_ADDRESS") or (recorded.read_text().strip() if recorded.is_file() else None)
+    return os.environ.get("RAY_ADDRESS") or (recorded.read_text().strip() if recorded.is_file() else "") or None
 
 
 def cluster_to_join(address: str | None) -> str | None:
