@@ -56,7 +56,9 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
                 x = xs[n - 1]
                 ax.plot([ax.get_xlim()[0] if not spec.xlim else spec.xlim[0], x], [target, target], ":", color="k", lw=1)
                 ax.plot([x, x], [0, target], ":", color="k", lw=1)
-                ax.annotate(f"{target:g} at n = {n}", (x, target), xytext=(4, -12), textcoords="offset points", fontsize=8)
+                # at the foot of the vertical line, below the curves, which rise with the budget
+                ax.annotate(f"{target:g} at n = {n}", (x, 0), xycoords=("data", "axes fraction"), xytext=(4, 4),
+                            textcoords="offset points", fontsize=8, va="bottom")
     if spec.log_x:
         ax.set_xscale("log")
         if spec.x == "trials":  # 1, 10, 100 as the paper prints them, not 10^0, 10^1, 10^2

@@ -296,3 +296,27 @@ def test_report_from_paper_layout_fills_what_the_file_has(tmp_path):
     frame = pd.read_csv(path, sep="\t")
     dam = frame[frame[spec.paper.group_column] == "dam"]
     assert f"{dam[spec.paper.metric_column].max():.4f}" in md
+
+
+def test_fig1_guide_label_is_inside_the_axes_and_clear_of_the_curves(records, tmp_path, monkeypatch):
+    """The budget-inference label ("0.395 at n = 3") crosses no curve and is not clipped, for the
+    committed sst5 records and for generated ones."""
+    from figures import plot
+
+    drawn = []
+    monkeypatch.setattr(plot.plt, "close", drawn.append)  # keep the figures to measure them
+    for results in (sources.REPO / "results", records):
+        plot.draw(FIGURES[1], sources.from_records("sst5", results), "Figure 1", tmp_path / "fig1")
+    for fig in drawn:
+        ax = fig.axes[0]
+        renderer = fig.canvas.get_renderer()
+        label = next(text for text in ax.texts if " at n = " in text.get_text())
+        box = label.get_window_extent(renderer)
+        assert ax.bbox.contains(box.x0, box.y0) and ax.bbox.contains(box.x1, box.y1), (box, ax.bbox)
+        for line in ax.lines:
+            if line.get_linestyle() != "-":  # the dotted guide itself
+                continue
+            x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+            dense = np.linspace(x.min(), x.max(), 5000)
+            points = ax.transData.transform(np.column_stack([dense, np.interp(dense, x, y)]))
+            assert not box.padded(2).count_contains(points), f"{label.get_text()!r} crosses {line.get_label()}"
