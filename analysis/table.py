@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
+from experiments.records import iter_records
 
 
 def read_records(path: str | Path) -> pd.DataFrame:
@@ -23,9 +24,8 @@ def read_records(path: str | Path) -> pd.DataFrame:
         frame = pd.read_csv(path)
     elif suffix in (".tsv", ".tab"):
         frame = pd.read_csv(path, sep="\t")
-    elif suffix in (".jsonl", ".json"):
-        frame = pd.read_json(path, lines=True, dtype=False)
-        frame = pd.json_normalize(frame.to_dict(orient="records"))
+    elif suffix in (".jsonl", ".json"):  # the runner's reader: a torn line from a killed run is skipped
+        frame = pd.json_normalize(list(iter_records(path)))
     else:
         raise ValueError(f"{path}: unknown records format {suffix!r} (use .csv, .tsv or .jsonl)")
     if "status" in frame.columns:

@@ -21,7 +21,8 @@ from omegaconf import OmegaConf
 
 from experiments.replay import Replay, ReplayError, parse_replay
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+REPO = Path(__file__).resolve().parent.parent  # the one repository-root constant
+CONF_DIR = REPO / "conf"
 FAMILY_KEYS = {"inherits", "label", "table", "description", "train", "reported", "fixed", "search", "replay"}
 DISTRIBUTIONS = {
     "uniform": {"low", "high"},
@@ -155,7 +156,7 @@ def load_family(stem: str, name: str | None = None, dirs: Iterable[Path] = ()) -
     replay = None
     if raw.get("replay") is not None:
         try:
-            replay = parse_replay(raw["replay"], search, CONF_DIR.parent)
+            replay = parse_replay(raw["replay"], search, REPO)
         except ReplayError as err:
             raise ConfigError(path, "replay", str(err)) from None
     return Family(

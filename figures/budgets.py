@@ -9,6 +9,7 @@ import pandas as pd
 
 from analysis import budget_to_reach, crossovers, expected_max, time_crossovers
 from analysis.budget import RULE
+from experiments.units import human_duration
 from figures.sources import Group
 from figures.specs import FigureSpec
 
@@ -19,14 +20,6 @@ PAPER_CLAIMS = {  # what the paper's text states, shown beside our numbers
     4: ["BiDAF needs about 18 GPU days, 55 trials, to match 0.677"],
 }
 
-
-def _human(seconds: float | None) -> str:
-    if seconds is None or not np.isfinite(seconds):
-        return "-"
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.0f} s"
 
 
 def budget_rows(spec: FigureSpec, groups: list[Group], source: str) -> pd.DataFrame:
@@ -68,7 +61,7 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
     for g in groups:
         em = frame[(frame.family == g.family) & (frame.statistic == "expected_max")].set_index("trials").value
         best = frame[(frame.family == g.family) & (frame.statistic == "best_observed")].value.iloc[0]
-        out.append(f"| {labels[g.family]} | {g.scores.size} | {_human(g.mean_duration)} | {em.iloc[0]:.4f} | "
+        out.append(f"| {labels[g.family]} | {g.scores.size} | {human_duration(g.mean_duration)} | {em.iloc[0]:.4f} | "
                    f"{em.get(min(10, g.scores.size), np.nan):.4f} | {em.iloc[-1]:.4f} | {best:.4f} |")
     reach = frame[frame.statistic.str.startswith("budget_to_reach")]
     if not reach.empty:
@@ -78,15 +71,15 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
             exact = part[part.statistic == "budget_to_reach"].iloc[0]
             rounded = part[part.statistic == "budget_to_reach_rounded_3dp"].iloc[0]
             fmt = lambda v: "not reached" if v is None or pd.isna(v) else str(int(v))  # noqa: E731
-            out.append(f"| {labels[family]} | {target:g} | {fmt(exact.trials)} | {_human(exact.seconds)} | "
-                       f"{fmt(rounded.trials)} | {_human(rounded.seconds)} |")
+            out.append(f"| {labels[family]} | {target:g} | {fmt(exact.trials)} | {human_duration(exact.seconds)} | "
+                       f"{fmt(rounded.trials)} | {human_duration(rounded.seconds)} |")
     cross = frame[frame.statistic.str.startswith("crossover")]
     out += ["", "Crossovers (the first family overtakes the second from this budget on):", ""]
     if cross.empty:
         out.append("- none: one family leads at every shared budget")
     for row in cross.itertuples():
         leader, previous = row.family.split(" over ")
-        where = f"n = {int(row.trials)} trials" if row.statistic == "crossover_trials" else f"t = {_human(row.seconds)}"
+        where = f"n = {int(row.trials)} trials" if row.statistic == "crossover_trials" else f"t = {human_duration(row.seconds)}"
         out.append(f"- {labels[leader]} over {labels[previous]} at {where}")
     if spec.number in PAPER_CLAIMS:
         out += ["", "The paper says: " + "; ".join(PAPER_CLAIMS[spec.number]) + "."]

@@ -9,6 +9,7 @@ import pandas as pd
 
 from analysis import expected_max, expected_max_std
 from experiments.records import load_study
+from experiments.units import human_duration
 from experiments.space import Family, load_family
 from figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_config
 from figures.specs import FIGURES
@@ -98,10 +99,6 @@ def searched_columns(rows: pd.DataFrame, metric: str) -> dict[str, Any]:
             if not str(c).startswith(outcome) and c.strip() and rows[c].nunique(dropna=True) > 1}
 
 
-def _human(seconds: float | None) -> str:
-    return MISSING if seconds is None else f"{seconds:.1f} s" if seconds < 600 else f"{seconds / 3600:.2f} h"
-
-
 def _markdown(study: str, cfg: dict, sections: dict, source: str) -> str:
     out = [f"# Report: study `{study}` ({'our records' if source == 'ours' else 'the authors published trials'})", "",
            cfg.get("description", ""), ""]
@@ -111,7 +108,7 @@ def _markdown(study: str, cfg: dict, sections: dict, source: str) -> str:
                 f"| Number of search trials | {s['trials']} ok" + (f", {s['failed']} failed" if s["failed"] else "") + " |",
                 f"| Search strategy | {s['strategy']} |",
                 f"| Best validation {s['metric']} | {s['best']:.4f} |",
-                f"| Mean training duration | {_human(s['duration'])} |",
+                f"| Mean training duration | {human_duration(s['duration'])} |",
                 f"| Model implementation | {s['implementation']} |", "",
                 "| Hyperparameter | Search space | Best assignment |", "|---|---|---|"]
         out += [f"| {k} | {space} | {best} |" for k, space, best in s["space"]]
@@ -121,7 +118,7 @@ def _markdown(study: str, cfg: dict, sections: dict, source: str) -> str:
         out.append("")
     out += ["## Checklist (Text Box 1)", "", "For all reported experimental results:", ""]
     hardware = "; ".join(f"{s['label']}: {s['hardware']}" for s in sections.values())
-    runtime = "; ".join(f"{s['label']}: {_human(s['duration'])}" for s in sections.values())
+    runtime = "; ".join(f"{s['label']}: {human_duration(s['duration'])}" for s in sections.values())
     out += [f"- [x] Description of computing infrastructure: {hardware}",
             f"- [x] Average runtime for each approach: {runtime}",
             f"- [{'x' if cfg.get('splits') else ' '}] Details of train/validation/test splits: {cfg.get('splits') or MISSING}",
@@ -157,7 +154,7 @@ def _latex(study: str, sections: dict) -> str:
                 rf"Number of search trials & \multicolumn{{2}}{{l}}{{{s['trials']}}} \\",
                 r"Search strategy & \multicolumn{2}{l}{uniform sampling} \\",
                 rf"Best validation {esc(s['metric'])} & \multicolumn{{2}}{{l}}{{{s['best']:.4f}}} \\",
-                rf"Training duration & \multicolumn{{2}}{{l}}{{{esc(_human(s['duration']))}}} \\",
+                rf"Training duration & \multicolumn{{2}}{{l}}{{{esc(human_duration(s['duration']))}}} \\",
                 r"\midrule", r"Hyperparameter & Search space & Best assignment \\", r"\midrule"]
         out += [rf"{esc(k)} & {esc(space)} & {esc(best)} \\" for k, space, best in s["space"]]
         out += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{esc(study)}: {esc(s['label'])} search space and best assignment.}}",

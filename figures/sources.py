@@ -11,10 +11,9 @@ from omegaconf import OmegaConf
 
 from data.download import DataMissingError, fetch, file_digest
 from experiments.records import load_study
-from experiments.space import CONF_DIR, load_family
+from experiments.space import CONF_DIR, REPO, load_family
 from figures.specs import URL, FigureSpec, PaperFile
 
-REPO = CONF_DIR.parent
 PAPER_DIR = REPO / "results" / "paper"
 
 

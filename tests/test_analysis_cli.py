@@ -51,3 +51,14 @@ def test_module_entry_point(tmp_path):
     done = subprocess.run([sys.executable, "-m", "analysis", str(path)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "1.7500" in done.stdout
+
+
+def test_cli_reads_records_with_a_torn_line(tmp_path):
+    """A resumed records file keeps the torn line of the killed run; the CLI reads past it."""
+    path = tmp_path / "toy.jsonl"
+    path.write_text(json.dumps({"family": "toy", "value": 0.5, "status": "ok"}) + "\n"
+                    + '{"family": "toy", "val\n'
+                    + json.dumps({"family": "toy", "value": 0.7, "status": "ok"}) + "\n")
+    with pytest.warns(UserWarning, match=r"toy.jsonl:2"):
+        assert main([str(path), "--out", str(tmp_path / "o.csv")]) == 0
+    assert pd.read_csv(tmp_path / "o.csv").expected_max.tolist() == pytest.approx([0.6, 0.65])
