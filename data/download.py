@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import shutil
+import sys
 import urllib.error
 import urllib.request
 import zipfile
@@ -29,6 +30,14 @@ class DataMissingError(FileNotFoundError):
     """A data file is absent and could not be downloaded."""
 
 
+class DataError(ValueError):
+    """A data file exists but is malformed, truncated, empty or has the wrong checksum.
+
+    The message names the file and, where there is one, the line (``<file>:<line>: ...``).
+    The runner stops a study on it, as on :class:`DataMissingError`: no trial is at fault.
+    """
+
+
 def file_digest(path: Path, algorithm: str) -> str:
     """Hex digest of a file's bytes (``algorithm`` is e.g. "md5" or "sha256")."""
     digest = hashlib.new(algorithm)
@@ -41,7 +50,7 @@ def file_digest(path: Path, algorithm: str) -> str:
 def _check_digest(path: Path, expected: str, algorithm: str, source: str) -> None:
     actual = file_digest(path, algorithm)
     if actual != expected:
-        raise ValueError(f"{path} (from {source}) has {algorithm} {actual}, expected {expected}; "
+        raise DataError(f"{path} (from {source}) has {algorithm} {actual}, expected {expected}; "
                          "the download is corrupt or the file changed upstream")
 
 
@@ -51,7 +60,7 @@ def _promote(part: Path, dest: Path, checks: dict[str, str | None], source: str)
         if expected is not None:
             try:
                 _check_digest(part, expected, algorithm, source)
-            except ValueError:
+            except DataError:
                 part.unlink()
                 raise
     part.replace(dest)
@@ -62,7 +71,7 @@ def fetch(url: str, dest: Path, *, sha256: str | None = None, md5: str | None = 
     """Download ``url`` to ``dest`` atomically, verifying a checksum when given.
 
     Raises :class:`DataMissingError` naming the URL and destination when the
-    network is unavailable, and ``ValueError`` on a checksum mismatch.
+    network is unavailable, and :class:`DataError` on a checksum mismatch.
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -95,15 +104,23 @@ def download_sst(data_dir: Path) -> dict[str, Path]:
     archive = paths["train"].parent / Path(SST_URL).name
     if not archive.is_file():
         fetch(SST_URL, archive)
-    with zipfile.ZipFile(archive) as zf:
-        members = {Path(name).name: name for name in zf.namelist() if "/trees/" in f"/{name}"}
-        for split, path in paths.items():
-            if f"{split}.txt" not in members:
-                raise ValueError(f"{archive} has no trees/{split}.txt; it holds {sorted(zf.namelist())}")
-            part = path.with_name(path.name + ".part")
-            with zf.open(members[f"{split}.txt"]) as src, open(part, "wb") as dst:
-                shutil.copyfileobj(src, dst, _CHUNK)
-            _promote(part, path, {"md5": SST_MD5[split]}, str(archive))
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            members = {Path(name).name: name for name in zf.namelist() if "/trees/" in f"/{name}"}
+            for split, path in paths.items():
+                if f"{split}.txt" not in members:
+                    raise DataError(f"{archive}: has no trees/{split}.txt; it holds {sorted(zf.namelist())}")
+                part = path.with_name(path.name + ".part")
+                try:
+                    with zf.open(members[f"{split}.txt"]) as src, open(part, "wb") as dst:
+                        shutil.copyfileobj(src, dst, _CHUNK)
+                except (zipfile.BadZipFile, EOFError, OSError):
+                    part.unlink(missing_ok=True)
+                    raise
+                _promote(part, path, {"md5": SST_MD5[split]}, str(archive))
+    except (zipfile.BadZipFile, EOFError) as err:
+        raise DataError(f"{archive}: not a readable zip archive ({err}); delete it to download it again, "
+                        f"or put a good copy of {SST_URL} there") from err
     return paths
 
 
@@ -126,15 +143,23 @@ def ensure_sst(data_dir: Path) -> dict[str, Path]:
             f"{sst_dir}/. Download attempt: {err}") from err
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Command line: ``python -m data.download sst --data-dir DIR``."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``python -m data.download sst --data-dir DIR``; 2 (one ``error:`` line) when it cannot."""
+    parser = argparse.ArgumentParser(prog="python -m data.download", description=__doc__.splitlines()[0])
     parser.add_argument("dataset", choices=["sst"])
     parser.add_argument("--data-dir", type=Path, required=True)
     args = parser.parse_args(argv)
-    for split, path in ensure_sst(args.data_dir).items():
-        print(f"{split}: {path} md5 {file_digest(path, 'md5')}")
+    try:
+        for split, path in ensure_sst(args.data_dir).items():
+            print(f"{split}: {path} md5 {file_digest(path, 'md5')}")
+    except (DataMissingError, DataError) as err:  # their messages name the file
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # e.g. a data dir that cannot be created or written
+        print(f"error: {err.filename or args.data_dir}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

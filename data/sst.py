@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from data.download import SST_MD5, ensure_sst, sst_paths
+from data.download import SST_MD5, DataError, ensure_sst, sst_paths
 
 OFFICIAL_TREES = {"train": 8544, "dev": 1101, "test": 2210}
 # md5 of the first (stripped) line of each official file: a file that starts like the
@@ -86,16 +86,31 @@ def map_label(label: int, granularity: str) -> int | None:
 
 
 def _iter_trees(path: Path) -> Iterator[tuple[int, str, list[str], list[tuple[int, int, int]]]]:
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
+    """``(line number, stripped line, leaves, nodes)`` per tree; blank lines are passed over.
+
+    Raises :class:`DataError` naming ``path`` and the line on a malformed tree, a line
+    that is not UTF-8, or a file that holds no tree at all.
+    """
+    lineno, n_trees = 0, 0
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataError(f"{path}:{lineno}: not UTF-8 text ({err.reason} at byte {err.start}); "
+                                "is this the PTB tree file? re-download it with `python -m data.download sst`") from err
             if not line.strip():
                 continue
             try:
                 leaves, nodes = parse_tree(line)
             except ValueError as err:
-                raise ValueError(f"{path}:{lineno}: {err} (truncated or corrupt file? "
-                                 "re-download it with `python -m data.download sst`)") from err
+                raise DataError(f"{path}:{lineno}: {err} (truncated or corrupt file? "
+                                "re-download it with `python -m data.download sst`)") from err
+            n_trees += 1
             yield lineno, line.strip(), leaves, nodes
+    if not n_trees:
+        what = f"{path}:{lineno}: the file holds only blank lines" if lineno else f"{path}: the file is empty"
+        raise DataError(f"{what}, no tree; re-download it with `python -m data.download sst`")
 
 
 def _check_complete(path: Path, split: str, first_line: str, n_trees: int) -> None:
@@ -105,9 +120,9 @@ def _check_complete(path: Path, split: str, first_line: str, n_trees: int) -> No
         return
     if hashlib.md5(first_line.encode("utf-8")).hexdigest() != _OFFICIAL_FIRST_LINE_MD5[split]:
         return  # a custom (e.g. test fixture) file, not the official one
-    raise ValueError(f"{path}:{n_trees + 1}: file ends after {n_trees} trees but the official "
-                     f"{split} split has {official} (md5 should be {SST_MD5[split]}); it looks "
-                     "truncated, re-download it with `python -m data.download sst`")
+    raise DataError(f"{path}:{n_trees + 1}: file ends after {n_trees} trees but the official "
+                    f"{split} split has {official} (md5 should be {SST_MD5[split]}); it looks "
+                    "truncated, re-download it with `python -m data.download sst`")
 
 
 def read_sst(data_dir: str | Path, split: str, granularity: str = "fine",
@@ -116,7 +131,8 @@ def read_sst(data_dir: str | Path, split: str, granularity: str = "fine",
 
     With ``download=True`` missing files are fetched first (see
     :func:`data.download.ensure_sst`); otherwise a missing file raises
-    ``FileNotFoundError`` with instructions.
+    ``FileNotFoundError`` with instructions. A malformed, truncated or empty file
+    raises :class:`data.download.DataError` naming the file and line.
     """
     if granularity not in GRANULARITIES:
         raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
@@ -138,7 +154,7 @@ def read_sst(data_dir: str | Path, split: str, granularity: str = "fine",
             try:
                 mapped = map_label(label, granularity)
             except ValueError as err:
-                raise ValueError(f"{path}:{lineno}: {err}") from err
+                raise DataError(f"{path}:{lineno}: {err}") from err
             if mapped is not None:
                 examples.append(Example(tuple(leaves[start:end]), mapped))
     _check_complete(path, split, first_line, n_trees)

@@ -9,7 +9,7 @@ import pytest
 
 import data.download as download
 import data.sst as sst
-from data.download import DataMissingError, fetch
+from data.download import DataError, DataMissingError, fetch
 from data.sst import Example, parse_tree, read_sst
 from tests.fixtures_sst import real_data_dir, requires_real_sst, write_sst_fixture
 
@@ -80,15 +80,31 @@ def test_generated_fixture_reads_back(tmp_path):
 def test_unbalanced_line_names_file_and_line(hand_dir):
     path = hand_dir / "sst" / "train.txt"
     path.write_text(TREES[0] + "\n" + TREES[1][:-3] + "\n")
-    with pytest.raises(ValueError, match=rf"{path}:2: unbalanced parentheses"):
+    with pytest.raises(DataError, match=rf"{path}:2: unbalanced parentheses"):
         read_sst(hand_dir, "train", download=False)
+
+
+def test_a_file_without_trees_is_an_error_naming_it(hand_dir):
+    path = hand_dir / "sst" / "dev.txt"
+    path.write_text("")
+    with pytest.raises(DataError, match=rf"^{path}: the file is empty, no tree"):
+        read_sst(hand_dir, "dev", download=False)
+    path.write_text("\n  \n\n")
+    with pytest.raises(DataError, match=rf"^{path}:3: the file holds only blank lines, no tree"):
+        read_sst(hand_dir, "dev", download=False)
+
+
+def test_blank_lines_between_trees_are_passed_over(hand_dir):
+    path = hand_dir / "sst" / "dev.txt"
+    path.write_text("\n" + TREES[0] + "\n\n" + TREES[1] + "\n\n")
+    assert [ex.label for ex in read_sst(hand_dir, "dev", download=False)] == [3, 1]
 
 
 def test_truncated_official_file_is_detected(hand_dir, monkeypatch):
     # A file that starts like the official train.txt but has fewer trees is a truncated copy.
     first = hashlib.md5(TREES[0].encode()).hexdigest()
     monkeypatch.setitem(sst._OFFICIAL_FIRST_LINE_MD5, "train", first)
-    with pytest.raises(ValueError, match=r"train.txt:5: file ends after 4 trees .* 8544"):
+    with pytest.raises(DataError, match=r"train.txt:5: file ends after 4 trees .* 8544"):
         read_sst(hand_dir, "train", download=False)
 
 
@@ -138,7 +154,7 @@ def test_download_extracts_trees_flat_and_verifies_md5(tmp_path, monkeypatch):
     assert len(read_sst(tmp_path / "data", "dev")) == 5
 
     md5s["dev"] = "0" * 32
-    with pytest.raises(ValueError, match="has md5"):
+    with pytest.raises(DataError, match="has md5"):
         download.download_sst(tmp_path / "data")
     assert not (tmp_path / "data" / "sst" / "dev.txt.part").exists()
 
@@ -147,7 +163,7 @@ def test_fetch_rejects_bad_checksum_and_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(download.urllib.request, "urlopen", _serve(b"hello"))
     dest = tmp_path / "f.bin"
     assert fetch("http://x/f.bin", dest, sha256=hashlib.sha256(b"hello").hexdigest()).read_bytes() == b"hello"
-    with pytest.raises(ValueError, match="sha256"):
+    with pytest.raises(DataError, match="sha256"):
         fetch("http://x/f.bin", tmp_path / "g.bin", sha256="0" * 64)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.bin"]
 
