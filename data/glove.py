@@ -12,20 +12,28 @@ Like AllenNLP's ``_read_pretrained_embeddings_file``, vocabulary words without a
 vector get random vectors drawn from Normal(mean, std), where mean and std are
 the scalar mean and standard deviation over all values of the found vectors (not
 per dimension). Lookup is exact: lowercasing is the caller's choice.
+
+A malformed source (an empty file, a line with fewer numbers than the first line
+has, a value that is not a finite number, text that is not UTF-8) raises
+:class:`data.download.DataError` naming the file and line: no word silently gets
+a random vector because its line could not be read.
 """
 from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import json
 import os
+import warnings
 import zipfile
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import BinaryIO, Iterator
 
 import numpy as np
+
+from data.download import DataError
 
 KUMO_SOURCE = "glove_6b_50d"
 PADDING = "@@PADDING@@"
@@ -70,41 +78,82 @@ def _kumo_vectors(needed: set[str]) -> dict[str, np.ndarray]:
     words = pq.read_table(root / _KUMO_INDEX).column(0).to_pylist()
     vectors = np.load(root / _KUMO_VECTORS, mmap_mode="r")
     if len(words) != len(vectors):
-        raise ValueError(f"{root}: {len(words)} words in {_KUMO_INDEX} but {len(vectors)} vectors")
+        raise DataError(f"{root / _KUMO_INDEX}: {len(words)} words but {_KUMO_VECTORS} has {len(vectors)} vectors")
     rows: dict[str, int] = {}  # in file order, so the memory-mapped reads are sequential
     for i, word in enumerate(words):
         if word in needed and word not in rows:
             rows[word] = i
     found = np.asarray(vectors[list(rows.values())], dtype=np.float32)
+    bad = ~np.isfinite(found).all(axis=1)
+    if bad.any():
+        word, row = next((w, i) for (w, i), b in zip(rows.items(), bad) if b)
+        raise DataError(f"{root / _KUMO_VECTORS}: row {row} (word {word!r}) holds a value that is not a finite number")
     return dict(zip(rows, found))
 
 
 @contextmanager
-def _open_text(source: str) -> Iterator[TextIO]:
+def _open_binary(source: str) -> Iterator[BinaryIO]:
     path, member = _split_source(source)
     if member is not None:
-        with zipfile.ZipFile(path) as zf, zf.open(member) as raw:
-            yield io.TextIOWrapper(raw, encoding="utf-8")
+        with zipfile.ZipFile(path) as zf:
+            if member not in zf.namelist():
+                raise FileNotFoundError(f"{path}: the archive has no member {member!r}")
+            with zf.open(member) as raw:
+                yield raw
     elif path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as f:
+        with gzip.open(path, "rb") as f:
             yield f
     else:
-        with open(path, encoding="utf-8") as f:
+        with open(path, "rb") as f:
             yield f
+
+
+def _text_lines(source: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line without its line break)`` of a GloVe text source, blank lines passed over."""
+    lineno = 0
+    try:
+        with _open_binary(source) as f:
+            for lineno, raw in enumerate(f, start=1):
+                try:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as err:
+                    raise DataError(f"{source}:{lineno}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+                if line.strip():
+                    yield lineno, line
+    except (zipfile.BadZipFile, gzip.BadGzipFile, EOFError, zlib.error) as err:
+        raise DataError(f"{source}:{lineno + 1}: unreadable ({err}); truncated or corrupt file?") from err
 
 
 def _text_vectors(source: str, needed: set[str]) -> dict[str, np.ndarray]:
-    """Vectors of the ``needed`` words from a GloVe text file (first occurrence wins)."""
+    """Vectors of the ``needed`` words from a GloVe text file (first occurrence wins).
+
+    The first line sets the dimension (a word may contain spaces: it is all but the
+    last ``dim`` fields). Every line must have at least ``dim`` values; the values of
+    the needed words must be finite numbers.
+    """
     found: dict[str, np.ndarray] = {}
     dim = None
-    with _open_text(source) as f:
-        for line in f:
-            fields = line.rstrip("\n").rstrip(" ").split(" ")
-            if dim is None:
-                dim = len(fields) - 1
-            word = " ".join(fields[:-dim])  # some GloVe files have words containing spaces
-            if word in needed and word not in found:
-                found[word] = np.asarray(fields[-dim:], dtype=np.float32)
+    for lineno, line in _text_lines(source):
+        fields = line.rstrip(" ").split(" ")
+        if dim is None:
+            dim = len(fields) - 1
+            if dim < 1:
+                raise DataError(f"{source}:{lineno}: no number after the word {fields[0]!r} "
+                                "(the first line sets the vectors' dimension)")
+        if len(fields) - 1 < dim:
+            raise DataError(f"{source}:{lineno}: {len(fields) - 1} field(s) after the word but the first line "
+                            f"has {dim} numbers; truncated or corrupt file?")
+        word = " ".join(fields[:-dim])  # some GloVe files have words containing spaces
+        if word in needed and word not in found:
+            try:
+                vector = np.asarray(fields[-dim:], dtype=np.float32)
+            except ValueError as err:  # "could not convert string to float: 'abc'"
+                raise DataError(f"{source}:{lineno}: word {word!r}: {err}") from err
+            if not np.isfinite(vector).all():
+                raise DataError(f"{source}:{lineno}: word {word!r}: a value is not a finite number")
+            found[word] = vector
+    if dim is None:
+        raise DataError(f"{source}: the file is empty (no vector)")
     return found
 
 
@@ -112,8 +161,8 @@ def _build_matrix(vocab: list[str], source: str, seed: int) -> tuple[np.ndarray,
     needed = set(vocab)
     found = _kumo_vectors(needed) if source == KUMO_SOURCE else _text_vectors(source, needed)
     if not found:
-        raise ValueError(f"none of the {len(vocab)} vocabulary words has a vector in {source!r} "
-                         "(wrong file, or tokens not lowercased?)")
+        raise DataError(f"{source}: none of the {len(vocab)} vocabulary words has a vector in it "
+                        "(wrong file, or tokens not lowercased?)")
     values = np.stack(list(found.values()))
     rng = np.random.default_rng(seed)
     matrix = rng.normal(values.mean(), values.std(), size=(len(vocab), values.shape[1]))
@@ -142,8 +191,11 @@ def load_embeddings(vocab: list[str], source: str = KUMO_SOURCE,
     key = hashlib.sha256(json.dumps([_source_identity(source), seed, vocab]).encode()).hexdigest()
     cache_file = Path(cache_dir) / f"glove-{key[:24]}.npz"
     if cache_file.is_file():
-        with np.load(cache_file) as cached:
-            return cached["matrix"], int(cached["n_found"])
+        try:
+            with np.load(cache_file) as cached:
+                return cached["matrix"], int(cached["n_found"])
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+            warnings.warn(f"{cache_file}: unreadable embedding cache ({err}); building it again from {source}")
     matrix, n_found = _build_matrix(vocab, source, seed)
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache_file.with_name(f"{cache_file.stem}.{os.getpid()}.tmp.npz")  # atomic publish

