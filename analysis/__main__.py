@@ -1,4 +1,9 @@
-"""``python -m analysis RECORDS --group COL --metric COL [--duration COL]``: print and write the curve table."""
+"""``python -m analysis RECORDS --group COL --metric COL [--duration COL]``: print and write the curve table.
+
+Bad input (a missing or malformed records file, an unknown column, a metric that is not a
+number, an output folder that does not exist) is one ``error: <file>: ...`` line on stderr
+and exit status 2; nothing is written then.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +11,17 @@ import sys
 from pathlib import Path
 
 from analysis.table import curve_table, read_records
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a budget: it must be at least 1")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,20 +33,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--group", default="family", help="column naming the model family (default: family)")
     parser.add_argument("--metric", default="value", help="column holding the validation score (default: value)")
     parser.add_argument("--duration", default=None, help="column of training durations in seconds (optional)")
-    parser.add_argument("--max-n", type=int, default=None, help="largest budget n (default: each group's N)")
+    parser.add_argument("--max-n", type=positive_int, default=None, help="largest budget n, at least 1 (default: each group's N)")
     parser.add_argument("--direction", choices=("max", "min"), default="max", help="max: higher is better")
     parser.add_argument("--out", type=Path, default=None, help="write the table here (.csv or .tsv); default: next to the records")
     args = parser.parse_args(argv)
+    out = args.out or args.records.with_name(args.records.stem + "_expected_max.csv")
     try:
+        if out.resolve() == args.records.resolve():
+            raise ValueError(f"{out}: --out is the records file itself; it would be overwritten")
         frame = read_records(args.records)
         table = curve_table(
             frame, args.group, args.metric, duration=args.duration, max_n=args.max_n, maximize=args.direction == "max"
         )
-    except (FileNotFoundError, ValueError) as err:
+    except (FileNotFoundError, ValueError) as err:  # their messages name the file (and row)
         print(f"error: {err}", file=sys.stderr)
         return 2
-    out = args.out or args.records.with_name(args.records.stem + "_expected_max.csv")
-    table.to_csv(out, sep="\t" if out.suffix == ".tsv" else ",", index=False, float_format="%.10g")
+    except OSError as err:  # e.g. a records file that may not be read
+        print(f"error: {err.filename or args.records}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    if frame.attrs.get("dropped"):
+        print(f"note: {args.records}: {frame.attrs['dropped']} record(s) whose status is not ok are left out", file=sys.stderr)
+    try:
+        table.to_csv(out, sep="\t" if out.suffix == ".tsv" else ",", index=False, float_format="%.10g")
+    except OSError as err:  # e.g. --out into a folder that does not exist
+        reason = "the folder does not exist" if not out.parent.is_dir() else (err.strerror or str(err))
+        print(f"error: {out}: cannot write the table: {reason}", file=sys.stderr)
+        return 2
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     print(f"\nwrote {out}")
     return 0

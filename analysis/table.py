@@ -1,12 +1,14 @@
 """Read trial records (CSV, TSV or JSONL) and tabulate expected-max curves per group."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
+from data.download import DataError
 from experiments.records import iter_records
 
 
@@ -14,23 +16,66 @@ def read_records(path: str | Path) -> pd.DataFrame:
     """Load a records file by extension: .csv, .tsv/.tab, .jsonl/.json (nested fields become ``a.b`` columns).
 
     Rows with a ``status`` column other than ``ok`` are dropped (the trial records of
-    ``experiments.run`` mark failed trials so).
+    ``experiments.run`` mark failed trials so); ``frame.attrs`` holds the ``source`` path
+    and how many rows were ``dropped``. The index says where each row is in the file:
+    ``"line 3"`` (CSV, TSV: one row a line) or ``"record 3"`` (the third complete JSON record).
+    A file that cannot be parsed or holds no record raises :class:`DataError` naming it.
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no records file at {path}")
+        raise FileNotFoundError(f"{path}: no such records file")
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        frame = pd.read_csv(path)
-    elif suffix in (".tsv", ".tab"):
-        frame = pd.read_csv(path, sep="\t")
+    if suffix in (".csv", ".tsv", ".tab"):
+        try:  # blank lines kept (as empty rows, dropped below) so that row i is line i + 2
+            frame = pd.read_csv(path, sep="," if suffix == ".csv" else "\t", skip_blank_lines=False)
+        except pd.errors.EmptyDataError as err:
+            raise DataError(f"{path}: the file is empty, not even a header line") from err
+        except UnicodeDecodeError as err:
+            raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+        except pd.errors.ParserError as err:  # "Error tokenizing data. C error: Expected 2 fields in line 3, saw 3"
+            raise DataError(f"{path}: {err}".strip()) from err
+        frame.index = [f"line {i + 2}" for i in range(len(frame))]
+        frame = frame.dropna(how="all")
     elif suffix in (".jsonl", ".json"):  # the runner's reader: a torn line from a killed run is skipped
-        frame = pd.json_normalize(list(iter_records(path)))
+        try:
+            frame = pd.json_normalize(list(iter_records(path)))
+        except TypeError as err:  # "All items in data must be of type dict or NA-like, found int"
+            raise DataError(f"{path}: {_first_non_object(path)}, not a JSON object") from err
+        frame.index = [f"record {i + 1}" for i in range(len(frame))]
     else:
         raise ValueError(f"{path}: unknown records format {suffix!r} (use .csv, .tsv or .jsonl)")
+    if frame.empty:
+        raise DataError(f"{path}: no record in the file (a header only, or only blank or torn lines)")
+    n_rows = len(frame)
     if "status" in frame.columns:
         frame = frame[frame["status"] == "ok"]
-    return frame.reset_index(drop=True)
+    frame.attrs.update(source=str(path), dropped=n_rows - len(frame))
+    return frame
+
+
+def _first_non_object(path: Path) -> str:
+    """Which complete record of a JSONL file is not an object (read again, on the error path only)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its torn lines were reported on the first reading
+        for number, record in enumerate(iter_records(path), start=1):
+            if not isinstance(record, dict) and record is not None:
+                return f"record {number} is {type(record).__name__} {record!r:.40}"
+    return "a record"
+
+
+def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
+    """``frame[column]`` as finite floats, or a DataError naming ``source``, the column and the first bad
+    row (by its index label, e.g. ``"line 3"``)."""
+    raw = frame[column]
+    values = pd.to_numeric(raw, errors="coerce").astype(float)
+    bad = ~np.isfinite(values.to_numpy())
+    if bad.any():
+        where = raw.index[bad]
+        value = raw[where[0]]
+        what = "is empty" if pd.isna(value) else f"holds {value!r}, not a finite number"
+        more = f" ({bad.sum()} such rows: {', '.join(map(str, where[:5]))}{', ...' if bad.sum() > 5 else ''})" if bad.sum() > 1 else ""
+        raise DataError(f"{source}: {where[0]}: column {column!r} {what}{more}")
+    return values
 
 
 def curve_table(
@@ -42,13 +87,28 @@ def curve_table(
     max_n: int | None = None,
     maximize: bool = True,
 ) -> pd.DataFrame:
-    """One row per (group, n): expected max (Eq. 8), its spread, the unbiased estimate (n <= N) and time."""
+    """One row per (group, n): expected max (Eq. 8), its spread, the unbiased estimate (n <= N) and time.
+
+    Every row needs a group, a finite metric (and duration): a bad one raises :class:`DataError`
+    naming the file (``frame.attrs["source"]``, as :func:`read_records` sets it) and the row.
+    """
+    source = frame.attrs.get("source", "records")
+    if max_n is not None and max_n < 1:
+        raise ValueError(f"the largest budget n must be at least 1, got {max_n}")
+    if frame.empty:
+        raise DataError(f"{source}: no ok record")
     for column in (group, metric) + ((duration,) if duration else ()):
         if column not in frame.columns:
-            raise ValueError(f"column {column!r} not in records (have: {', '.join(map(str, frame.columns))})")
+            raise DataError(f"{source}: no column {column!r} (have: {', '.join(map(str, frame.columns))})")
+    missing = frame[group].isna()
+    if missing.any():
+        raise DataError(f"{source}: {frame.index[missing][0]}: column {group!r} is empty ({missing.sum()} such rows)")
+    frame = frame.assign(**{metric: finite_column(frame, metric, source)})
+    if duration:
+        frame = frame.assign(**{duration: finite_column(frame, duration, source)})
     rows = []
     for name, part in frame.groupby(group, sort=True):
-        scores = pd.to_numeric(part[metric], errors="raise").to_numpy(dtype=float)
+        scores = part[metric].to_numpy(dtype=float)
         big_n = scores.size
         ns = np.arange(1, (max_n or big_n) + 1)
         mean, std = expected_max(scores, ns, maximize=maximize), expected_max_std(scores, ns, maximize=maximize)
@@ -59,6 +119,6 @@ def curve_table(
             {group: name, "n": ns, "N": big_n, "expected_max": mean, "spread_sd": std, "unbiased": unbiased}
         )
         if duration:
-            block["seconds"] = ns * pd.to_numeric(part[duration]).mean()
+            block["seconds"] = ns * part[duration].mean()
         rows.append(block)
     return pd.concat(rows, ignore_index=True)

@@ -27,8 +27,8 @@ def test_cli_tsv_table(tmp_path, capsys):
 
 def test_cli_jsonl_records_skip_failed(tmp_path):
     path = tmp_path / "toy.jsonl"
-    rows = [{"family": "toy", "value": v, "status": "ok", "params": {"x": v}} for v in (0.1, 0.2)]
-    rows.append({"family": "toy", "value": None, "status": "failed", "error": "boom"})
+    rows = [{"family": "toy", "trial": i, "value": v, "status": "ok", "params": {"x": v}} for i, v in enumerate((0.1, 0.2))]
+    rows.append({"family": "toy", "trial": 2, "value": None, "status": "failed", "params": {"x": 0.3}, "error": "boom"})
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "t.tsv"
     assert main([str(path), "--max-n", "3", "--out", str(out)]) == 0
@@ -56,9 +56,9 @@ def test_module_entry_point(tmp_path):
 def test_cli_reads_records_with_a_torn_line(tmp_path):
     """A resumed records file keeps the torn line of the killed run; the CLI reads past it."""
     path = tmp_path / "toy.jsonl"
-    path.write_text(json.dumps({"family": "toy", "value": 0.5, "status": "ok"}) + "\n"
-                    + '{"family": "toy", "val\n'
-                    + json.dumps({"family": "toy", "value": 0.7, "status": "ok"}) + "\n")
+    path.write_text(json.dumps({"family": "toy", "trial": 0, "value": 0.5, "status": "ok", "params": {}}) + "\n"
+                    + '{"family": "toy", "trial": 1, "val\n'
+                    + json.dumps({"family": "toy", "trial": 1, "value": 0.7, "status": "ok", "params": {}}) + "\n")
     with pytest.warns(UserWarning, match=r"toy.jsonl:2"):
         assert main([str(path), "--out", str(tmp_path / "o.csv")]) == 0
     assert pd.read_csv(tmp_path / "o.csv").expected_max.tolist() == pytest.approx([0.6, 0.65])
