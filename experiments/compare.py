@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -20,7 +21,12 @@ import numpy as np
 import pandas as pd
 
 from analysis import expected_max, overtakes_from
+from data.download import DataError
 from experiments.records import iter_records
+
+# what the report reads of each ok record (dotted: nested)
+FIELDS = ("trial", "value", "params", "started_at", "ended_at", "duration_seconds",
+          "hardware.cpu", "hardware.cpu_count", "versions.suite_commit")
 
 
 def trial_by_trial(first: pd.DataFrame, second: pd.DataFrame, names: tuple[str, str], same: str) -> str:
@@ -35,8 +41,31 @@ def trial_by_trial(first: pd.DataFrame, second: pd.DataFrame, names: tuple[str, 
             f"{both['acc_1'].max():.4f} {a}, {both['acc_2'].max():.4f} {b}.")
 
 
+def _field(record: dict, key: str):
+    for part in key.split("."):
+        if not isinstance(record, dict) or part not in record:
+            raise KeyError(key)
+        record = record[part]
+    return record
+
+
 def _ok_records(path: Path) -> list[dict]:
-    return [r for r in iter_records(path) if r["status"] == "ok"]
+    """The ok records of ``path``; :class:`DataError` naming the file and trial when one lacks what the report reads."""
+    rows = [r for r in iter_records(path) if r.get("status") == "ok"]
+    for number, row in enumerate(rows, start=1):
+        where = f"{path}: ok record {number} (trial {row.get('trial', '?')})"
+        try:
+            values = {key: _field(row, key) for key in FIELDS}
+        except KeyError as err:
+            raise DataError(f"{where}: no {err.args[0]!r}") from None
+        if isinstance(values["value"], bool) or not isinstance(values["value"], (int, float)) or not math.isfinite(values["value"]):
+            raise DataError(f"{where}: value {values['value']!r} is not a finite number")
+        for key in ("started_at", "ended_at"):
+            try:
+                datetime.fromisoformat(values[key])
+            except (TypeError, ValueError):
+                raise DataError(f"{where}: {key} {values[key]!r} is not an ISO date and time") from None
+    return rows
 
 
 def _span_minutes(rows: list[dict]) -> float:
@@ -81,6 +110,9 @@ def family_summary(first: list[dict], second: list[dict], names: tuple[str, str]
 
 def compare(first: Path, second: Path, names: tuple[str, str] = ("first", "second")) -> str:
     """The Markdown report of two runs (folders of ``<family>.jsonl`` records) of one study."""
+    for folder in (first, second):
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{folder}: no such folder")
     families = sorted({p.stem for p in first.glob("*.jsonl")} & {p.stem for p in second.glob("*.jsonl")})
     if not families:
         raise FileNotFoundError(f"no family has records in both {first} and {second}")
@@ -111,14 +143,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         report = compare(args.first, args.second, tuple(args.names))
-    except FileNotFoundError as err:
+    except (FileNotFoundError, ValueError) as err:  # their messages name the folder or file (and trial)
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if args.out:
-        args.out.write_text(report)
-        print(f"wrote {args.out}")
-    else:
+    if not args.out:
         print(report)
+        return 0
+    try:
+        args.out.write_text(report)
+    except OSError as err:  # e.g. --out into a folder that does not exist
+        reason = "the folder does not exist" if not args.out.parent.is_dir() else (err.strerror or str(err))
+        print(f"error: {args.out}: cannot write the report: {reason}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}")
     return 0
 
 
