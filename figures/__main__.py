@@ -1,4 +1,9 @@
-"""``python -m figures fig1|fig2|fig3|fig4|budgets [--source ours|paper] [--variant as_run]``."""
+"""``python -m figures fig1|fig2|fig3|fig4|budgets|report [--source ours|paper] [--variant as_run]``.
+
+Missing or malformed records (a study or family without records, an empty family file, a
+trial file with the wrong checksum) are one ``error: <file>: ...`` line on stderr and exit
+status 2; nothing is drawn or written then.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,10 +13,11 @@ import sys
 from pathlib import Path
 
 from data.download import DataMissingError
+from experiments.space import REPO
 from figures import budgets, report
 from figures.as_run import compare_fig1
 from figures.plot import draw
-from figures.sources import REPO, from_paper, from_records
+from figures.sources import from_paper, from_records
 from figures.specs import FIGURES, FigureSpec
 
 OUT = REPO / "figures"
@@ -71,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                     skipped[spec.number] = str(err).replace(f"{REPO}/", "")  # committed tables name repo paths
                     print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
             if not sections:
-                raise FileNotFoundError(f"no records for any figure ({args.source})")
+                raise FileNotFoundError(f"{args.results}: no records for any figure ({args.source})")
             for path in budgets.write(sections, tag, args.out, skipped):
                 print(f"wrote {path}")
             return 0
@@ -86,8 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         for path in draw(spec, groups, title, args.out / stem):
             print(f"wrote {path}")
         return 0
-    except (DataMissingError, FileNotFoundError, ValueError) as err:
+    except (DataMissingError, FileNotFoundError, ValueError) as err:  # their messages name the file
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # e.g. an --out folder that cannot be created or written
+        print(f"error: {err.filename or args.out}: cannot write: {err.strerror or err}", file=sys.stderr)
         return 2
 
 

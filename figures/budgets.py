@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import budget_to_reach, crossovers, expected_max, time_crossovers
+from analysis import budget_to_reach, crossovers, time_crossovers
 from analysis.budget import RULE
 from experiments.units import human_duration
 from figures.sources import Group
@@ -30,8 +30,7 @@ def budget_rows(spec: FigureSpec, groups: list[Group], source: str) -> pd.DataFr
     curves = {}
     for g in groups:
         big_n = g.scores.size
-        ns = np.arange(1, big_n + 1)
-        curves[g.family] = expected_max(g.scores, ns)
+        curves[g.family] = g.curve()[1]
         seconds = (lambda n, d=g.mean_duration: None if d is None else n * d)
         for n in sorted({1, min(10, big_n), big_n}):
             rows.append(dict(family=g.family, statistic="expected_max", target=None, trials=n, seconds=seconds(n), value=curves[g.family][n - 1]))

@@ -10,37 +10,47 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from analysis import budget_to_reach, expected_max, expected_max_std, time_axis  # noqa: E402
+from analysis import budget_to_reach, time_axis  # noqa: E402
 from figures.sources import Group  # noqa: E402
 from figures.specs import FigureSpec  # noqa: E402
 
-COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
+BLUE, RED, GREEN, PURPLE, ORANGE, BROWN = "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"
+# Colour and line style of each family's curve, the same in every figure. Families drawn together
+# differ; families of different figures may share a colour.
+STYLES: dict[str, tuple[str, str]] = {
+    "lr": (BLUE, "-"), "cnn": (RED, "-"),  # Figure 1
+    "glove": (BLUE, "-"), "elmo_frozen": (RED, "-"), "elmo_finetuned": (GREEN, "-"),  # Figure 2
+    "ngram": (BLUE, "-"), "dam": (RED, "-"), "esim": (GREEN, "-"), "dgem": (PURPLE, "-"),  # Figure 3
+    "bidaf": (BLUE, "-"),  # Figure 4
+    # Figure 1's CNN as reported vs as run (figures.as_run), beside LR in blue
+    "cnn_reported": (RED, "-"), "cnn_as_run": (GREEN, "-"), "cnn_as_run_random": (PURPLE, "-"),
+    "cnn_as_run_replay": (ORANGE, "-"), "cnn_authors": (BROWN, "-"),
+}
 
 
-def budgets(n_trials: int, n_max: int | None = None) -> np.ndarray:
-    """Budgets 1..min(n_max, N): the paper claims nothing past the N trials there are (section 3.1)."""
-    return np.arange(1, min(n_max or n_trials, n_trials) + 1)
-
-
-def curve(group: Group, n_max: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Budgets (see :func:`budgets`), the expected max and its spread."""
-    ns = budgets(group.scores.size, n_max)
-    return ns, expected_max(group.scores, ns), expected_max_std(group.scores, ns)
+def style(family: str) -> tuple[str, str]:
+    """The colour and line style of ``family`` (:data:`STYLES`)."""
+    if family not in STYLES:
+        raise ValueError(f"{__file__}: family {family!r} has no colour in STYLES; give it one there")
+    return STYLES[family]
 
 
 def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_max: int | None = None) -> list[Path]:
     """Render one figure to ``<out_stem>.pdf`` and ``.png``; return the paths."""
+    families = [g.family for g in groups]
+    if len(set(map(style, families))) < len(families):
+        raise ValueError(f"{__file__}: families {', '.join(families)} drawn together share a colour in STYLES")
     fig, ax = plt.subplots(figsize=(5.0, 3.6), constrained_layout=True)
-    for i, group in enumerate(groups):
-        color = COLORS[i % len(COLORS)]
-        ns, mean, sd = curve(group, n_max or (int(spec.xlim[1]) if spec.x == "trials" and spec.xlim else None))
+    for group in groups:
+        color, linestyle = style(group.family)
+        ns, mean, sd = group.curve(n_max or (int(spec.xlim[1]) if spec.x == "trials" and spec.xlim else None))
         if spec.x == "time":
             if group.mean_duration is None:
                 raise ValueError(f"{group.label}: no real training durations, cannot draw a time axis")
             xs = time_axis(ns.size, group.mean_duration)
         else:
             xs = ns
-        ax.plot(xs, mean, color=color, label=group.label, lw=1.8)
+        ax.plot(xs, mean, color=color, ls=linestyle, label=group.label, lw=1.8)
         if spec.shade:  # +-1 SD, clipped to the observed range of the family (section 3.3)
             low = np.clip(mean - sd, group.scores.min(), group.scores.max())
             high = np.clip(mean + sd, group.scores.min(), group.scores.max())
@@ -68,7 +78,7 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
     if spec.ylim:
         ax.set_ylim(*spec.ylim)
     else:
-        lows = [np.clip(curve(g)[1] - (curve(g)[2] if spec.shade else 0), g.scores.min(), None).min() for g in groups]
+        lows = [np.clip(g.curve()[1] - (g.curve()[2] if spec.shade else 0), g.scores.min(), None).min() for g in groups]
         top = max(g.scores.max() for g in groups)
         refs = list(spec.references.values())
         ax.set_ylim(min(lows + refs) - 0.01, max([top] + refs) + 0.01)

@@ -4,14 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from analysis import expected_max, expected_max_std
-from experiments.records import load_study
-from experiments.units import human_duration
 from experiments.space import Family, load_family
-from figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_config
+from experiments.units import human_duration
+from figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_config, study_rows
 from figures.specs import FIGURES
 
 MISSING = "**missing**"
@@ -54,12 +51,11 @@ def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_f
         info = {"hardware": f"{reported['hardware']} (as reported in Table {family.table})" if reported.get("hardware") else MISSING,
                 "implementation": reported.get("implementation", MISSING),
                 "strategy": reported.get("search_strategy", MISSING), "best_params": {}}
-    ns = np.arange(1, group.scores.size + 1)
+    _, em, sd = group.curve(maximize=maximize)
     info.update(
         label=family.label, trials=group.scores.size, failed=n_failed, metric=metric, duration=group.mean_duration,
         best=float(group.scores.max() if maximize else group.scores.min()),
-        em=expected_max(group.scores, ns, maximize=maximize),
-        sd=expected_max_std(group.scores, ns, maximize=maximize),
+        em=em, sd=sd,
         space=[(k, describe(v), _fmt(info["best_params"].get(k, MISSING))) for k, v in family.search.items()]
         + [(k, _fmt(v), _fmt(info["best_params"].get(k, v))) for k, v in family.fixed.items() if k not in family.search],
     )
@@ -72,11 +68,9 @@ def build(study: str, source: str = "ours", results_dir: Path | None = None, pap
     families = {name: load_family(stem, name=name) for name, stem in cfg["families"].items()}
     sections = {}
     if source == "ours":
-        frame, n_failed = load_study(Path(results_dir) / study)
-        for name, family in families.items():
-            rows = frame[frame["family"] == name]
-            if rows.empty:
-                continue
+        parts, n_failed = study_rows(study, results_dir)
+        for name, rows in parts.items():
+            family = families[name]
             group = Group(name, family.label, rows["value"].to_numpy(float), rows["duration_seconds"].to_numpy(float))
             sections[name] = _family_section(family, rows, group, n_failed.get(name, 0), cfg["metric"], rows["seed"].iloc[0],
                                              maximize=cfg.get("direction", "max") == "max")

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
-from data.download import DataMissingError, fetch, file_digest
+from analysis import expected_max, expected_max_std
+from analysis.table import finite_column
+from data.download import DataError, DataMissingError, fetch, file_digest
 from experiments.records import load_study
 from experiments.space import CONF_DIR, REPO, load_family
 from figures.specs import URL, FigureSpec, PaperFile
@@ -30,6 +32,12 @@ class Group:
     def mean_duration(self) -> float | None:
         return None if self.durations is None else float(np.mean(self.durations))
 
+    def curve(self, n_max: int | None = None, maximize: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The budgets 1..min(n_max, N), the expected max there (Eq. 8) and its spread: the one curve
+        every figure, table and report draws (the paper claims nothing past the N trials there are, section 3.1)."""
+        ns = np.arange(1, min(n_max or self.scores.size, self.scores.size) + 1)
+        return ns, expected_max(self.scores, ns, maximize=maximize), expected_max_std(self.scores, ns, maximize=maximize)
+
 
 def study_config(study: str) -> dict:
     """The ``study`` block and trial count of conf/study/<study>.yaml."""
@@ -40,21 +48,43 @@ def study_config(study: str) -> dict:
     return {**raw["study"], "trials": raw.get("trials")}
 
 
-def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[str, str] | None = None) -> list[Group]:
-    """Our groups: ok trials of results/<study>/<family>.jsonl, labelled by each family file."""
+def study_rows(study: str, results_dir: Path = REPO / "results") -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
+    """The ok trials of each family of ``study`` (``results/<study>/<family>.jsonl``) and the failed ones per family.
+
+    Every family of the study must have ok trials with finite values and durations: a family file
+    that is missing raises ``FileNotFoundError``, one that is empty or holds no ok trial or a bad
+    number raises :class:`DataError`, each naming the file. A figure never leaves a family out.
+    """
     cfg = study_config(study)
-    frame, failed = load_study(Path(results_dir) / study)
+    folder = Path(results_dir) / study
+    frame, failed = load_study(folder)
+    parts = {}
+    for name in cfg["families"]:
+        path = folder / f"{name}.jsonl"
+        part = frame[frame["family"] == name]
+        if part.empty and not path.is_file():
+            raise FileNotFoundError(f"{path}: no records of family {name!r} of study {study} "
+                                    f"(python -m experiments.run study={study} runs them)")
+        if part.empty:
+            held = f"{failed[name]} failed trial(s)" if failed.get(name) else "no complete record"
+            raise DataError(f"{path}: no ok trial of family {name!r}; the file holds {held}")
+        part = part.set_axis([f"trial {t}" for t in part["trial"]])
+        for column in ("value", "duration_seconds"):
+            finite_column(part, column, str(path))
+        parts[name] = part
+    return parts, failed
+
+
+def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[str, str] | None = None) -> list[Group]:
+    """Our groups: ok trials of results/<study>/<family>.jsonl (see :func:`study_rows`), labelled by each family file."""
+    cfg = study_config(study)
+    parts, failed = study_rows(study, results_dir)
     for name, count in failed.items():
         print(f"note: {count} failed trial(s) of {study}/{name} are not part of its curve", file=sys.stderr)
     groups = []
-    for name, stem in cfg["families"].items():
-        part = frame[frame["family"] == name]
-        if part.empty:
-            continue
-        label = (labels or {}).get(name) or load_family(stem, name=name).label
+    for name, part in parts.items():
+        label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
         groups.append(Group(name, label, part["value"].to_numpy(float), part["duration_seconds"].to_numpy(float)))
-    if not groups:
-        raise FileNotFoundError(f"no ok trials of {', '.join(cfg['families'])} in {Path(results_dir) / study}")
     return groups
 
 
@@ -72,7 +102,7 @@ def ensure_paper_file(paper: PaperFile, folder: Path = PAPER_DIR) -> Path:
             ) from err
     digest = file_digest(path, "sha256")
     if digest != paper.sha256:
-        raise ValueError(f"{path} has sha256 {digest}, expected {paper.sha256}: not the published file; delete it to download again")
+        raise DataError(f"{path} has sha256 {digest}, expected {paper.sha256}: not the published file; delete it to download again")
     return path
 
 
@@ -83,7 +113,7 @@ def paper_rows(spec: FigureSpec, folder: Path = PAPER_DIR) -> dict[str, pd.DataF
     for value, name in spec.paper.groups.items():
         out[name] = frame[frame[spec.paper.group_column].astype(str) == value]
         if out[name].empty:
-            raise ValueError(f"{spec.paper.name}: no rows with {spec.paper.group_column} == {value!r}")
+            raise DataError(f"{spec.paper.name}: no rows with {spec.paper.group_column} == {value!r}")
     return out
 
 

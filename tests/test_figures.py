@@ -55,16 +55,59 @@ def test_each_figure_renders_from_paper_layout(tmp_path, monkeypatch, number):
 
 def test_curves_stop_at_the_trials_there_are(tmp_path):
     from analysis import expected_max
-    from figures import as_run
-    from figures.plot import curve
+    from figures import as_run, budgets, plot, report
 
     scores = np.array([0.3, 0.5, 0.4, 0.2, 0.45])
-    ns, mean, sd = curve(sources.Group("cnn", "CNN", scores, None), 50)  # the axis goes to 50, the curve to N = 5
+    group = sources.Group("cnn", "CNN", scores, None)
+    ns, mean, sd = group.curve(50)  # the axis goes to 50, the curve to N = 5
     assert ns.tolist() == [1, 2, 3, 4, 5] and mean.size == sd.size == 5
     assert mean == pytest.approx(expected_max(scores, ns))
-    assert as_run.curve(scores).size == 5
-    row = as_run.curve_row(sources.Group("cnn", "CNN", scores, None))
+    assert group.curve(as_run.N_MAX)[1].size == 5
+    # one curve helper (Group.curve) for figures, the as-run comparison, budget tables and reports
+    assert not any(hasattr(module, name) for module in (plot, as_run, budgets, report) for name in ("curve", "budgets"))
+    row = as_run.curve_row(group)
     assert row["n=1"] == f"{scores.mean():.4f}" and row["n=10"] == row["n=50"] == "-"
+
+
+def test_colours_follow_the_family_not_its_place_in_the_list(records, tmp_path, monkeypatch):
+    """Before, the i-th curve took the i-th colour: with LR's records empty, the CNN was drawn in LR's blue."""
+    from figures import plot
+
+    drawn = []
+    monkeypatch.setattr(plot.plt, "close", drawn.append)
+    groups = sources.from_records("sst5", records)
+    for order in (groups, groups[::-1], groups[1:]):
+        plot.draw(FIGURES[1], order, "Figure 1", tmp_path / "fig1")
+    colours = [{line.get_label(): (line.get_color(), line.get_linestyle()) for line in fig.axes[0].lines
+                if not line.get_label().startswith("_")} for fig in drawn]
+    by_label = {g.label: plot.STYLES[g.family] for g in groups}
+    assert colours[0] == colours[1] == by_label and colours[2] == {groups[1].label: by_label[groups[1].label]}
+
+
+def test_every_family_has_a_style_and_families_drawn_together_differ():
+    from figures import as_run, plot
+    from figures.sources import study_config
+
+    for study in ("sst5", "sst5_as_run", "sst5_as_run_random", "sst5_as_run_replay", "sst2_bcn", "scitail", "squad"):
+        families = list(study_config(study)["families"])
+        assert len({plot.style(f) for f in families}) == len(families), study
+    together = ["lr", "cnn_reported", "cnn_as_run", "cnn_as_run_random", "cnn_as_run_replay", "cnn_authors"]  # as_run.compare_fig1
+    assert len({plot.style(f) for f in together}) == len(together) and as_run.N_MAX == 50
+    with pytest.raises(ValueError, match="'elmo_new' has no colour in STYLES"):
+        plot.style("elmo_new")
+
+
+def test_a_figure_never_leaves_a_family_out(records, tmp_path, capsys):
+    lr = records / "sst5" / "lr.jsonl"
+    lr.write_text("")
+    assert main(["fig1", "--results", str(records), "--out", str(tmp_path / "o")]) == 2
+    assert f"error: {lr}: no ok trial of family 'lr'" in capsys.readouterr().err
+    lr.unlink()
+    assert main(["fig1", "--results", str(records), "--out", str(tmp_path / "o")]) == 2
+    assert f"error: {lr}: no records of family 'lr'" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    assert main(["budgets", "--results", str(records), "--out", str(tmp_path / "b")]) == 0  # figure 1 skipped, saying why
+    assert "lr.jsonl: no records of family 'lr'" in (tmp_path / "b" / "budgets_ours.md").read_text().split("## Figure 1: no table")[1]
 
 
 def test_dgem_placeholder_durations_mean_no_time_axis(tmp_path):
@@ -90,8 +133,10 @@ def test_missing_paper_file_without_network_is_a_clear_message(tmp_path, monkeyp
 
 
 def test_wrong_checksum_is_refused(tmp_path):
+    from data.download import DataError
+
     path = write_paper_file(tmp_path, 1)
-    with pytest.raises(ValueError, match="sha256"):
+    with pytest.raises(DataError, match="sha256"):
         sources.ensure_paper_file(FIGURES[1].paper, tmp_path)
     assert path.exists()
 
