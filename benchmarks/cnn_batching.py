@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 import models.cnn as cnn
+import models.tasks.sentence as sentence
 from data.glove import load_embeddings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,21 +38,21 @@ def epoch_seconds(vectors: torch.Tensor, steps: list[dict[str, torch.Tensor]]) -
 def main() -> None:
     torch.set_num_threads(1)
     data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
-    data = cnn.load_indexed_sst(data_dir, "fine", False, "train_dev_test")
+    vocab, train, _ = sentence.load_indexed(data_dir, sentence.dataset_key({"name": "sst", "granularity": "fine"}), "train_dev_test")
     cache = Path(os.environ.get("SYW_CACHE_DIR", REPO / ".cache"))
-    vectors, _ = load_embeddings(data.vocab, "glove_6b_50d", cache, seed=cnn.EMBEDDING_SEED)
+    vectors, _ = load_embeddings(vocab, "glove_6b_50d", cache, seed=sentence.EMBEDDING_SEED)
     vectors = torch.from_numpy(vectors)
-    n, lengths = len(data.train.labels), data.train.lengths
+    n, lengths = len(train.labels), train.lengths
 
     def bucketed() -> float:
         generator = torch.Generator().manual_seed(0)
-        return epoch_seconds(vectors, [cnn.batch_of(data.train, i) for i in cnn.bucket_batches(lengths, 64, generator)])
+        return epoch_seconds(vectors, [sentence.batch_of(train, i) for i in sentence.bucket_batches(lengths, 64, generator)])
 
     first = bucketed()
     results = {}
     for pieces in (1, 2, 4, 8):
         generator = torch.Generator().manual_seed(0)
-        steps = [cnn.padded_pieces(data.train, i, MAX_FILTER_SIZE, pieces) for i in cnn.random_batches(n, 64, generator)]
+        steps = [cnn.padded_pieces(train, i, MAX_FILTER_SIZE, pieces) for i in sentence.random_batches(n, 64, generator)]
         windows = sum(int((s["pieces"][:, 0] * s["pieces"][:, 1]).sum()) for s in steps)
         results[pieces] = (epoch_seconds(vectors, steps), windows / int(lengths.sum()))
     last = bucketed()

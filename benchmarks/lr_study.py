@@ -36,7 +36,10 @@ sys.path.insert(0, str(REPO))
 
 from data.sst import read_sst  # noqa: E402
 from experiments.space import load_family, trial_seed  # noqa: E402
-from models.logistic_regression import load_features, load_texts, make_classifier, make_vectorizer  # noqa: E402
+from models.logistic_regression import load_features, make_classifier, make_vectorizer  # noqa: E402
+from models.tasks.sentence import dataset_key, load_texts  # noqa: E402
+
+SST5 = dataset_key({"name": "sst", "granularity": "fine", "subtrees": False})
 
 TRIALS = 50
 
@@ -83,11 +86,11 @@ def suite(data_dir: Path, ray_address: str | None) -> tuple[float, float, float,
 def fit_trials(data_dir: Path, cache_dir: Path, trials: range) -> dict[int, float]:
     """Seconds to fit and score each of ``trials`` on features already in ``cache_dir`` (features loaded first, not timed)."""
     family = load_family("sst5_lr", name="lr")
-    _, y_train, _, y_dev = load_texts(data_dir, "fine", False)
+    _, y_train, _, y_dev = load_texts(data_dir, SST5)
     work = []
     for i in trials:
         p = family.params(0, i)
-        x_train, x_dev = load_features(data_dir, "fine", False, tuple(p["ngram_range"]), p["stopwords"], p["weight"], cache_dir)
+        x_train, x_dev = load_features(data_dir, SST5, tuple(p["ngram_range"]), p["stopwords"], p["weight"], cache_dir)
         work.append((i, trial_classifier(p, i), x_train, x_dev))
     seconds = {}
     for i, clf, x_train, x_dev in work:

@@ -25,17 +25,17 @@ ONE_START = """
 import base64, json, sys, time
 from datetime import datetime
 import ray
-from experiments import run
+from experiments import cluster
 if sys.argv[1] == "ray-defaults":
-    run.LOCAL_RAY_SYSTEM_CONFIG = None
+    cluster.LOCAL_RAY_SYSTEM_CONFIG = None
 start = time.perf_counter()
-run.start_ray("local", 0)
+cluster.start_ray("local", 0)
 seconds = time.perf_counter() - start
 node = ray._private.worker._global_node
 gcs = open(f"/proc/{node.all_processes['gcs_server'][0].process.pid}/cmdline").read().split("\\0")
 config = json.loads(base64.b64decode(next(a for a in gcs if a.startswith("--config_list="))[len("--config_list="):]))
 log = node.get_session_dir_path() + "/logs/raylet.out"
-run.stop_ray()
+cluster.stop_ray()
 def when(text):
     line = next(l for l in open(log) if text in l)
     return datetime.strptime(line[1:24], "%Y-%m-%d %H:%M:%S,%f").timestamp()

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,8 +22,41 @@ class RecordsBusy(RuntimeError):
     """Another runner is writing the same records file."""
 
 
-def iter_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The complete records in ``path`` (a torn last line from a killed writer is skipped)."""
+class RecordError(ValueError):
+    """A records line that is JSON but not a trial record; the message names the file and line."""
+
+
+STATUSES = ("ok", "failed")
+
+
+def check_record(record: Any) -> str | None:
+    """Why ``record`` is not a trial record, or None: one schema for every reader of records.
+
+    A record is an object whose ``trial`` is a non-negative integer, ``status`` one of
+    :data:`STATUSES`, ``params`` an object (or null for a crashed worker), and, when ok, ``value``
+    a finite number.
+    """
+    if not isinstance(record, dict):
+        return f"a record is a JSON object, got {type(record).__name__}"
+    trial = record.get("trial")
+    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+        return f"trial must be a non-negative integer, got {trial!r}"
+    if record.get("status") not in STATUSES:
+        return f"status must be one of {', '.join(STATUSES)}, got {record.get('status')!r}"
+    if not isinstance(record.get("params"), (dict, type(None))):
+        return f"params must be an object or null, got {record.get('params')!r}"
+    value = record.get("value")
+    if record["status"] == "ok" and (not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value)):
+        return f"an ok record's value must be a finite number, got {value!r}"
+    return None
+
+
+def iter_records(path: Path, *, schema: bool = True) -> Iterator[dict[str, Any]]:
+    """The complete records in ``path``, each checked by :func:`check_record` unless ``schema`` is off.
+
+    A line that is not JSON is the torn write of a killed run: it is skipped with a warning (the
+    trial runs again on resume); a JSON line of the wrong shape raises :class:`RecordError`.
+    """
     if not path.is_file():
         return
     with path.open("rb") as handle:
@@ -30,14 +64,26 @@ def iter_records(path: Path) -> Iterator[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
-            except json.JSONDecodeError:  # torn write of a killed run: that trial runs again on resume
+                record = json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
                 warnings.warn(f"{path}:{number}: skipping an incomplete record (a killed run was writing it)")
+                continue
+            problem = check_record(record) if schema else None
+            if problem:
+                raise RecordError(f"{path}:{number}: {problem}")
+            yield record
 
 
-def done_indices(path: Path) -> set[int]:
-    """Trial indices that already have a record (ok or failed)."""
-    return {int(r["trial"]) for r in iter_records(path)}
+def latest_per_trial(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last record of each trial index, in index order (a retried trial's new record wins)."""
+    latest = {record["trial"]: record for record in records}
+    return [latest[index] for index in sorted(latest)]
+
+
+def done_indices(path: Path, *, retry_failed: bool = False) -> set[int]:
+    """Trial indices that need no run: every index with a record, or with ``retry_failed`` only
+    those whose latest record is ok."""
+    return {r["trial"] for r in latest_per_trial(iter_records(path)) if not retry_failed or r["status"] == "ok"}
 
 
 class RecordsWriter:
@@ -91,10 +137,11 @@ class RecordsWriter:
 
 
 def load_study(study_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The table the analysis reads (one row per ok trial, ``params.*`` flattened) and failed trials per family."""
+    """The table the analysis reads (one row per ok trial, the latest record of each index,
+    ``params.*`` flattened) and the failed trials per family."""
     import pandas as pd  # here, not at the top: every trial worker imports this module
 
-    records = [r for path in sorted(Path(study_dir).glob("*.jsonl")) for r in iter_records(path)]
+    records = [r for path in sorted(Path(study_dir).glob("*.jsonl")) for r in latest_per_trial(iter_records(path))]
     if not records:
         raise FileNotFoundError(f"no trial records in {study_dir}")
     frame = pd.json_normalize(records)

@@ -23,21 +23,23 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer, T
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
-from data.sst import read_sst
 from experiments.context import TrialContext, TrialOutcome
+from experiments.settings import resolve
+from models.tasks import sentence as TASK
 
+SETTINGS = {
+    "penalty": {"values": ["l1", "l2"]},
+    "C": {"type": "float", "min": 0.0},  # "regularization"; 0 is clamped to MIN_C
+    "ngram_range": {"type": "list", "items": "int", "length": 2, "min": 1},
+    "stopwords": {"type": "bool"},
+    "weight": {"values": ["tf", "tfidf", "binary"]},
+    "tol": {"type": "float", "min": 0.0},
+    "max_iter": {"type": "int", "min": 1},
+    "solver": {"values": ["liblinear", "saga"]},  # the two that fit both penalties
+}
 MIN_C = 1e-12  # Table 3 samples C from [0, 1]; liblinear needs C > 0
 BASE_MAX_N = 3  # Table 3's n-gram ranges are (1, 2), (1, 3) and (2, 3): one count matrix up to trigrams serves all
 _SKLEARN_VERSION = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
-
-
-@functools.lru_cache(maxsize=4)
-def load_texts(data_dir: Path, granularity: str, subtrees: bool) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
-    """Train and dev sentences (train phrases too when ``subtrees``) and labels; cached per process."""
-    train = read_sst(data_dir, "train", granularity, subtrees)
-    dev = read_sst(data_dir, "dev", granularity)
-    return ([" ".join(ex.tokens) for ex in train], np.array([ex.label for ex in train]),
-            [" ".join(ex.tokens) for ex in dev], np.array([ex.label for ex in dev]))
 
 
 def make_vectorizer(ngram_range: tuple[int, int], stopwords: bool, weight: str) -> CountVectorizer:
@@ -80,8 +82,7 @@ def weigh(counts: scipy.sparse.csr_matrix, orders: np.ndarray, ngram_range: tupl
 
 
 @functools.lru_cache(maxsize=4)
-def load_counts(data_dir: Path, granularity: str, subtrees: bool, stopwords: bool, max_n: int,
-                cache_dir: Path) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
+def load_counts(data_dir: Path, dataset: tuple, stopwords: bool, max_n: int, cache_dir: Path) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
     """n-gram counts of train + dev text (see :func:`count_ngrams`), cached per process and on disk.
 
     Every Table 3 vectorizer setting with the same stop-word choice is a column
@@ -89,7 +90,7 @@ def load_counts(data_dir: Path, granularity: str, subtrees: bool, stopwords: boo
     twice instead of 18 times. The disk cache (keyed by the texts and the setting,
     built under a lock) lets worker processes share the two matrices.
     """
-    train_text, _, dev_text, _ = load_texts(data_dir, granularity, subtrees)
+    train_text, _, dev_text, _ = TASK.load_texts(data_dir, dataset)
     key = hashlib.sha256(repr((train_text, dev_text, stopwords, max_n)).encode()).hexdigest()[:20]
     folder = Path(cache_dir) / "lr_counts"
     folder.mkdir(parents=True, exist_ok=True)
@@ -108,12 +109,12 @@ def load_counts(data_dir: Path, granularity: str, subtrees: bool, stopwords: boo
 
 
 @functools.lru_cache(maxsize=24)
-def load_features(data_dir: Path, granularity: str, subtrees: bool, ngram_range: tuple[int, int],
+def load_features(data_dir: Path, dataset: tuple, ngram_range: tuple[int, int],
                   stopwords: bool, weight: str, cache_dir: Path) -> tuple[scipy.sparse.csr_matrix, scipy.sparse.csr_matrix]:
     """Train and dev rows of one vectorizer setting fitted on train + dev text, cached per process."""
-    counts, orders = load_counts(data_dir, granularity, subtrees, stopwords, max(BASE_MAX_N, ngram_range[1]), cache_dir)
+    counts, orders = load_counts(data_dir, dataset, stopwords, max(BASE_MAX_N, ngram_range[1]), cache_dir)
     matrix = weigh(counts, orders, ngram_range, weight)
-    n_train = len(load_texts(data_dir, granularity, subtrees)[0])
+    n_train = len(TASK.load_texts(data_dir, dataset)[0])
     return matrix[:n_train], matrix[n_train:]
 
 
@@ -130,16 +131,20 @@ def make_classifier(penalty: str, C: float, tol: float, max_iter: int, solver: s
         random_state=seed % 2**32, **regularization))
 
 
+def build(params: Mapping[str, Any], data: object = None, seed: int = 0) -> OneVsRestClassifier:
+    """The Table 3 classifier of one assignment (the features are the vectorizer's, not the model's)."""
+    return make_classifier(params["penalty"], params["C"], params["tol"], params["max_iter"], params["solver"], seed)
+
+
 def train(params: Mapping[str, Any], ctx: TrialContext) -> TrialOutcome:
     """Fit one Table 3 trial and return its dev accuracy (no epochs)."""
-    data_key = (Path(ctx.data_dir), ctx.dataset.get("granularity", "fine"),
-                bool(ctx.dataset.get("subtrees", False)))
+    params = resolve(params, SETTINGS)
+    data_key = (Path(ctx.data_dir), TASK.dataset_key(ctx.dataset))
     ngram_range = tuple(int(n) for n in params["ngram_range"])
-    if len(ngram_range) != 2 or not 1 <= ngram_range[0] <= ngram_range[1]:
-        raise ValueError(f"ngram_range must be [min_n, max_n], got {params['ngram_range']!r}")
+    if not 1 <= ngram_range[0] <= ngram_range[1]:
+        raise ValueError(f"ngram_range must be [min_n, max_n] with 1 <= min_n <= max_n, got {params['ngram_range']!r}")
     x_train, x_dev = load_features(*data_key, ngram_range, bool(params["stopwords"]), params["weight"], Path(ctx.cache_dir))
-    _, y_train, _, y_dev = load_texts(*data_key)
-    classifier = make_classifier(params["penalty"], params["C"], params["tol"], params["max_iter"],
-                                 params["solver"], ctx.seed)
+    _, y_train, _, y_dev = TASK.load_texts(*data_key)
+    classifier = build(params, seed=ctx.seed)
     classifier.fit(x_train, y_train)
     return TrialOutcome(metric=float(classifier.score(x_dev, y_dev)))

@@ -7,8 +7,20 @@ from pathlib import Path
 
 import numpy as np
 
-from data.download import DataMissingError
+from data.download import DataError, DataMissingError
 from experiments.context import TrialContext, TrialFailed, TrialOutcome
+from experiments.settings import resolve
+
+SETTINGS = {
+    "x": {"type": "float"},
+    "width": {"type": "int"},
+    "lr": {"type": "float", "min": 1e-12},
+    "kind": {"values": ["a", "b", "c"]},
+    "work_seconds": {"type": "float", "min": 0.0, "default": 0.0},  # how long a trial busies one core
+    "noise": {"type": "float", "min": 0.0, "default": 0.0},  # the spread of the score
+    "fail_trials": {"type": "list", "items": "int", "default": []},  # trial indices that fail on purpose
+    "data_file": {"type": "str", "null": True, "default": None},
+}
 
 
 def _busy(seconds: float) -> None:
@@ -20,13 +32,22 @@ def _busy(seconds: float) -> None:
             x += math.sqrt(i)
 
 
+def read_toy_data(path: Path) -> None:
+    """The toy's data file (tests): a missing or empty one is a data error, as for a real reader."""
+    if not path.is_file():
+        raise DataMissingError(f"{path} is missing: put the toy data file there")
+    if not path.read_text(errors="replace").strip():
+        raise DataError(f"{path}:1: the toy data file is empty")
+
+
 def train(params: dict, ctx: TrialContext) -> TrialOutcome:
     """Score in about [0, 1], best near x = 0.7, width = 6, lr = 1e-2, kind = "b", plus seeded noise."""
-    if params.get("data_file") and not Path(params["data_file"]).is_file():  # tests: a data file not there yet
-        raise DataMissingError(f"{params['data_file']} is missing: put the toy data file there")
-    if ctx.trial_index in set(params.get("fail_trials", [])):
+    params = resolve(params, SETTINGS)
+    if params["data_file"]:
+        read_toy_data(Path(params["data_file"]))
+    if ctx.trial_index in set(params["fail_trials"]):
         raise TrialFailed(f"loss became NaN (trial {ctx.trial_index} is set to fail)")
-    _busy(float(params.get("work_seconds", 0.0)))
+    _busy(float(params["work_seconds"]))
     rng = np.random.default_rng(ctx.seed)
     score = (
         0.9
@@ -34,6 +55,6 @@ def train(params: dict, ctx: TrialContext) -> TrialOutcome:
         - 0.01 * abs(params["width"] - 6)
         - 0.02 * abs(math.log10(params["lr"]) + 2)
         - {"a": 0.05, "b": 0.0, "c": 0.1}[params["kind"]]
-        + params.get("noise", 0.0) * rng.standard_normal()
+        + params["noise"] * rng.standard_normal()
     )
     return TrialOutcome(metric=float(score))

@@ -6,6 +6,8 @@ import torch
 from torch import nn
 
 import models.cnn as cnn
+import models.modules.cnn_encoder as cnn_encoder
+import models.tasks.sentence as sentence
 from experiments.context import TrialContext
 from tests.fixtures_sst import (glove_vectors, real_data_dir, requires_real_sst, write_glove_text,
                                 write_sst_fixture)
@@ -36,7 +38,7 @@ def test_conv_max_relu_matches_conv1d(width):
     torch.manual_seed(0)
     conv = nn.Conv1d(5, 7, width).double()
     x = torch.randn(4, 9, 5, dtype=torch.double, requires_grad=True)
-    ours = cnn.conv_max_relu(x, conv)
+    ours = cnn_encoder.conv_max_relu(x, conv)
     reference = conv(x.transpose(1, 2)).relu().amax(dim=2)
     torch.testing.assert_close(ours, reference)
     grads = torch.autograd.grad(ours.sum(), [x, conv.weight, conv.bias])
@@ -47,9 +49,9 @@ def test_conv_max_relu_matches_conv1d(width):
 
 def test_max_over_time_gradient_and_ties():
     y = torch.randn(3, 5, 4, dtype=torch.double, requires_grad=True)
-    assert torch.autograd.gradcheck(cnn.MaxOverTime.apply, (y,))
+    assert torch.autograd.gradcheck(cnn_encoder.MaxOverTime.apply, (y,))
     tied = torch.tensor([[[1.0], [3.0], [3.0]]], requires_grad=True)
-    cnn.MaxOverTime.apply(tied).sum().backward()
+    cnn_encoder.MaxOverTime.apply(tied).sum().backward()
     assert tied.grad.flatten().tolist() == [0.0, 0.5, 0.5]  # split like torch.amax
 
 
@@ -67,22 +69,23 @@ def test_classifier_shapes_short_sentences_and_projection():
 def test_vocabulary_choices(tmp_path):
     data_dir = write_sst_fixture(tmp_path, n_train=300, n_dev=10, n_test=1)
     (data_dir / "sst" / "test.txt").write_text("(4 (2 Unseen) (4 splendid))\n")
-    train_only = cnn.load_indexed_sst(data_dir, "fine", False, "train")
-    everything = cnn.load_indexed_sst(data_dir, "fine", False, "train_dev_test")
-    assert train_only.vocab[:2] == ["@@PADDING@@", "@@UNKNOWN@@"]
-    assert "splendid" not in train_only.vocab and {"unseen", "splendid"} <= set(everything.vocab)
-    assert train_only.train.tokens.shape[0] == 300 and int(train_only.train.tokens[0, 0]) > 1
+    sst5 = sentence.dataset_key({"name": "sst", "granularity": "fine", "subtrees": False})
+    vocab, train, _ = sentence.load_indexed(data_dir, sst5, "train")
+    everything, _, _ = sentence.load_indexed(data_dir, sst5, "train_dev_test")
+    assert vocab[:2] == ["@@PADDING@@", "@@UNKNOWN@@"]
+    assert "splendid" not in vocab and {"unseen", "splendid"} <= set(everything)
+    assert train.tokens.shape[0] == 300 and int(train.tokens[0, 0]) > 1
     with pytest.raises(ValueError, match="vocabulary must be"):
-        cnn.load_indexed_sst(data_dir, "fine", False, "dev")
+        sentence.load_indexed(data_dir, sst5, "dev")
 
 
 def test_bucketed_batches_cover_every_example_once_with_little_padding():
     lengths = torch.randint(1, 11, (1000,))  # ~100 examples per length
     generator = torch.Generator().manual_seed(0)
-    batches = cnn.bucket_batches(lengths, 64, generator)
+    batches = sentence.bucket_batches(lengths, 64, generator)
     assert sorted(torch.cat(batches).tolist()) == list(range(1000))
     assert max(int(lengths[b].max() - lengths[b].min()) for b in batches) <= 1
-    again = cnn.bucket_batches(lengths, 64, generator)
+    again = sentence.bucket_batches(lengths, 64, generator)
     assert {frozenset(b.tolist()) for b in batches} != {frozenset(b.tolist()) for b in again}
 
 
@@ -132,7 +135,7 @@ def test_random_batch_pieces_equal_the_padded_batch(max_filter_size, pieces):
     tokens = torch.zeros(len(lengths), 40, dtype=torch.long)  # the split is padded further than the batch
     for i, n in enumerate(lengths.tolist()):
         tokens[i, :n] = torch.randint(2, 50, (n,))
-    split = cnn.IndexedSplit(tokens, lengths, torch.randint(0, 5, (len(lengths),)))
+    split = sentence.IndexedSplit(tokens, lengths, torch.randint(0, 5, (len(lengths),)))
     indices = torch.tensor([3, 0, 13, 7, 9, 1, 15, 4, 11, 12])
     model = cnn.CnnClassifier(torch.randn(50, 6, dtype=torch.double), 5, max_filter_size, 7, 0.0,
                               projection_dim=4).double()
@@ -141,7 +144,7 @@ def test_random_batch_pieces_equal_the_padded_batch(max_filter_size, pieces):
     assert torch.equal(batch["label"], split.labels[indices][order]) and batch["tokens"].shape[1] == 30
     assert int(batch["pieces"][:, 0].sum()) == len(indices) and int(batch["pieces"][:, 1].max()) == 30
     assert int((batch["pieces"][:, 0] * batch["pieces"][:, 1]).sum()) < len(indices) * 30
-    padded = cnn.batch_of(split, indices[order])  # the same rows, all padded to the longest
+    padded = sentence.batch_of(split, indices[order])  # the same rows, all padded to the longest
     ours, reference = model(**batch), model(**padded)
     torch.testing.assert_close(ours["logits"], reference["logits"])
     torch.testing.assert_close(ours["loss"], reference["loss"])
@@ -152,7 +155,7 @@ def test_random_batch_pieces_equal_the_padded_batch(max_filter_size, pieces):
 
 def test_random_batches_cover_every_example_once():
     generator = torch.Generator().manual_seed(0)
-    batches = cnn.random_batches(130, 64, generator)
+    batches = sentence.random_batches(130, 64, generator)
     assert [len(b) for b in batches] == [64, 64, 2]
     assert sorted(torch.cat(batches).tolist()) == list(range(130))
-    assert not torch.equal(torch.cat(batches), torch.cat(cnn.random_batches(130, 64, generator)))
+    assert not torch.equal(torch.cat(batches), torch.cat(sentence.random_batches(130, 64, generator)))

@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 import models.logistic_regression as lr
+from models.tasks.sentence import dataset_key, load_texts
 from experiments.context import TrialContext
 from tests.fixtures_sst import real_data_dir, requires_real_sst, write_sst_fixture
 
+SST5 = dataset_key({"name": "sst", "granularity": "fine"})
 BEST = {"penalty": "l2", "max_iter": 100, "solver": "liblinear", "C": 0.13, "ngram_range": [1, 2],
         "stopwords": True, "weight": "binary", "tol": 0.00014}  # Table 3's best assignment
 
@@ -82,7 +84,7 @@ def test_features_cached_across_trials(data_dir):
 
 def fresh_features(data_dir, ngram_range, stopwords, weight):
     """What the authors' script does: fit the vectorizer on train + dev text, transform each."""
-    train_text, _, dev_text, _ = lr.load_texts(Path(data_dir), "fine", False)
+    train_text, _, dev_text, _ = load_texts(Path(data_dir), SST5)
     vectorizer = lr.make_vectorizer(ngram_range, stopwords, weight).fit(train_text + dev_text)
     return vectorizer.transform(train_text), vectorizer.transform(dev_text)
 
@@ -91,7 +93,7 @@ def fresh_features(data_dir, ngram_range, stopwords, weight):
 @pytest.mark.parametrize("stopwords", [False, True])
 @pytest.mark.parametrize("weight", ["tf", "binary", "tfidf"])
 def test_features_equal_a_fresh_vectorizer_for_every_table3_setting(data_dir, tmp_path, ngram_range, stopwords, weight):
-    got = lr.load_features(Path(data_dir), "fine", False, ngram_range, stopwords, weight, tmp_path)
+    got = lr.load_features(Path(data_dir), SST5, ngram_range, stopwords, weight, tmp_path)
     for ours, theirs in zip(got, fresh_features(data_dir, ngram_range, stopwords, weight)):
         assert ours.shape == theirs.shape and ours.dtype == theirs.dtype and ours.has_sorted_indices
         assert (ours.indptr == theirs.indptr).all() and (ours.indices == theirs.indices).all()

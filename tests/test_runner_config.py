@@ -68,7 +68,7 @@ def test_records_of_another_seed_are_not_resumed(tmp_path):
 
 
 def test_training_function_found_in_source_without_importing_it(tmp_path):
-    from experiments.run import defined_in_source
+    from experiments.source import defined_in_source
 
     package = tmp_path / "pkg_src"
     package.mkdir()
@@ -136,7 +136,7 @@ def test_dry_run_every_study(tmp_path, study):
 def test_progress_counts_records_from_before_a_resume(capsys):
     from types import SimpleNamespace
 
-    from experiments.run import Progress
+    from experiments.progress import Progress
 
     written = []
     earlier = [{"trial": 0, "status": "ok", "value": 0.41, "duration_seconds": 100.0},
@@ -146,14 +146,14 @@ def test_progress_counts_records_from_before_a_resume(capsys):
     progress.finish({"trial": 2, "status": "ok", "value": 0.39, "duration_seconds": 60.0})
     line = capsys.readouterr().out
     # best includes the earlier 0.41; the estimate averages all three durations: 1 left * 60 s / 2 slots
-    assert "trial   2 accuracy=0.3900 (60.0 s) best=0.4100 | 1 of 4 left, ~0m30s to go" in line
+    assert "trial   2 accuracy=0.3900 (60.0 s) best=0.4100 | 1 of 4 left, ~30 s to go" in line
     assert written == [{"study": "s", "trial": 2, "status": "ok", "value": 0.39, "duration_seconds": 60.0}]
 
 
 def test_suite_commit_is_dirty_for_code_changes_not_for_records(tmp_path, monkeypatch):
     import subprocess
 
-    import experiments.run as run_module
+    import experiments.trial as run_module
 
     def git(*args):
         subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tmp_path, check=True, capture_output=True)
@@ -178,13 +178,13 @@ def test_suite_commit_is_dirty_for_code_changes_not_for_records(tmp_path, monkey
     ("ray://127.0.0.1:10001", True), ("10.1.2.3:6379", False), ("ray://head.example.org:10001", False),
 ])
 def test_on_loopback(address, loopback):
-    from experiments.run import on_loopback
+    from experiments.cluster import on_loopback
 
     assert on_loopback(address) is loopback
 
 
 def test_cluster_to_join_resolves_the_address_as_ray_does(tmp_path, monkeypatch):
-    from experiments.run import cluster_to_join
+    from experiments.cluster import cluster_to_join
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))

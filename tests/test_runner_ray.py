@@ -81,7 +81,7 @@ def test_local_ray_stays_on_loopback_without_the_variable(tmp_path):
 
 STOP_LOCAL_RAY = """
 import time
-from experiments.run import start_ray, stop_ray
+from experiments.cluster import start_ray, stop_ray
 import ray
 start_ray("local", 0)
 monitor = ray._private.worker._global_node.all_processes["monitor"][0].process
@@ -209,3 +209,48 @@ def test_run_against_a_local_ray_cluster(tmp_path):
     finally:
         stop_cluster(temp_dir)
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def test_malformed_data_stops_the_study_then_every_trial_runs_once_fixed(tmp_path):
+    data_file = tmp_path / "toy_data.txt"
+    data_file.write_text("")  # exists, but the reader rejects it
+    fam = tmp_path / "fam"
+    fam.mkdir()
+    (fam / "toy_data.yaml").write_text(f"inherits: toy\nfixed: {{data_file: {data_file}}}\n")
+    overrides = ["study=toy", f"paths.family_dirs=[{fam}]", "study.families={toy: toy_data}", "trials=4",
+                 f"paths.results_dir={tmp_path / 'results'}"]
+    done = run(*overrides)
+    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
+    assert done.stderr.strip().splitlines()[-1] == f"error: {data_file}:1: the toy data file is empty"
+    assert not list(iter_records(tmp_path / "results" / "toy" / "toy.jsonl"))  # nothing recorded, nothing "done"
+    data_file.write_text("fixed\n")
+    again = run(*overrides)
+    assert again.returncode == 0, again.stderr[-3000:]
+    rows = records(tmp_path / "results" / "toy" / "toy.jsonl")
+    assert sorted(r["trial"] for r in rows) == list(range(4)) and {r["status"] for r in rows} == {"ok"}
+
+
+def test_retry_failed_reruns_failed_trials_and_the_latest_record_counts(tmp_path):
+    from experiments.records import load_study
+
+    path = tmp_path / "results" / "toy" / "toy.jsonl"
+    path.parent.mkdir(parents=True)
+    family = load_family("toy", name="toy")
+    failed = {"study": "toy", "family": "toy", "seed": 0, "trial": 1, "params": family.params(0, 1),
+              "status": "failed", "value": None, "error": "TrialFailed: loss became NaN"}
+    ok = {**failed, "trial": 0, "params": family.params(0, 0), "status": "ok", "value": 0.5, "error": None}
+    before = json.dumps(ok) + "\n" + json.dumps(failed) + "\n"
+    path.write_text(before)
+    overrides = ["study=toy", "trials=2", f"paths.results_dir={tmp_path / 'results'}"]
+    plain = run(*overrides)
+    assert plain.returncode == 0 and "nothing to run" in plain.stdout and "retry_failed=true" in plain.stdout
+    done = run(*overrides, "retry_failed=true")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert path.read_text().startswith(before)  # appended, nothing rewritten or lost
+    rows = records(path)
+    assert [(r["trial"], r["status"]) for r in rows] == [(0, "ok"), (1, "failed"), (1, "ok")]
+    frame, failures = load_study(path.parent)
+    assert frame.trial.tolist() == [0, 1] and failures == {}
+    assert frame.value.iloc[0] == 0.5 and frame.value.iloc[1] == rows[2]["value"]
+    again = run(*overrides, "retry_failed=true")
+    assert again.returncode == 0 and "nothing to run" in again.stdout

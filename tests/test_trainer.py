@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from experiments.context import TrialFailed
-from models.trainer import build_scheduler, choose_device, fit, seed_everything
+from models.trainer import build_scheduler, choose_device, fit, seed_everything, train_model
 
 
 class Regression(nn.Module):
@@ -124,3 +124,31 @@ def test_seed_and_device_helpers():
     assert torch.equal(a, torch.rand(3))
     assert choose_device("cpu").type == "cpu"
     assert choose_device("cuda").type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_minimized_metric_and_the_best_epochs_other_metrics_are_kept():
+    scripted = iter([{"loss": 0.9, "f1": 0.1}, {"loss": 0.4, "f1": 0.5}, {"loss": 0.6, "f1": 0.7}, {"loss": 0.5, "f1": 0.9}])
+    model = Regression()
+    result = fit(model, batches, lambda m: next(scripted), epochs=4, patience=2, metric="loss", maximize=False,
+                 optimizer=torch.optim.SGD(model.parameters(), lr=0.1), scheduler=None)
+    assert (result.best_metric, result.best_epoch, result.epochs_run) == (0.4, 2, 4)
+    assert result.best_metrics == {"loss": 0.4, "f1": 0.5}
+
+
+def test_gradient_values_clamped_elementwise():
+    model = Regression()
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    fit(model, batches, lambda m: 0.0, epochs=1, patience=None, optimizer=optimizer, scheduler=None, grad_clipping=0.1)
+    assert model.weight.item() == pytest.approx(0.1)  # the gradient is about -2.6, clamped to -0.1
+
+
+def test_train_model_seeds_builds_and_reads_the_settings():
+    def build():
+        return Regression()
+
+    params = {"epochs": 3, "patience": None, "optimizer": "adagrad", "lr": 0.5, "scheduler": None}
+    first = train_model(build, batches, lambda m: -abs(m.weight.item() - 2), params, seed=3)
+    second = train_model(build, batches, lambda m: -abs(m.weight.item() - 2), params, seed=3)
+    assert first.best_metric == second.best_metric and first.epochs_run == 3
+    with pytest.raises(ValueError, match="unknown optimizer 'sgd'"):
+        train_model(build, batches, lambda m: 0.0, {**params, "optimizer": "sgd"}, seed=3)

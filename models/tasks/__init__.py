@@ -1,0 +1,12 @@
+"""Task adapters: one per kind of task, each owning what every model of that kind needs besides
+the model itself — reading through :mod:`data`, vocabulary and indexing, batching, evaluation,
+and generated data of the same shape for the contract tests.
+
+- :mod:`models.tasks.sentence`: single-sentence classification (SST: LR, CNN, BCN).
+- :mod:`models.tasks.pair`: sentence-pair classification (SciTail: n-gram, DAM, ESIM, DGEM).
+- :mod:`models.tasks.span`: span extraction (SQuAD: BiDAF), scored by exact match and F1.
+
+A model family's module names its adapter as ``TASK`` and provides ``SETTINGS`` (the settings its
+training function reads), ``build(params, data)`` (the model for an assignment and the adapter's
+data) and ``train(params, ctx)`` (one trial, usually a call of the adapter's ``run``).
+"""

@@ -1,0 +1,84 @@
+"""The contract every family file in conf/search_space/ keeps with its training function.
+
+For each file: its fixed and searched keys pass the settings check against the ``SETTINGS`` its
+training function declares; the model builds from a sampled assignment on the task adapter's
+generated data; and a few optimisation steps lower the training loss. The step size (``lr``, or
+``C`` for the logistic regression) is set so that a few steps show learning whatever was sampled.
+Families whose model is not in the suite yet are skipped with that reason.
+"""
+import importlib
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from experiments.checks import check_family_code
+from experiments.settings import resolve
+from experiments.space import CONF_DIR, load_family, sample, trial_rng
+from models.trainer import build_optimizer
+
+FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))
+
+
+def sampled(family, index=0):
+    """Fixed settings and a sampled assignment (replayed families too: their file may be absent)."""
+    return {**family.fixed, **sample(family.search, trial_rng(0, family.name, index))}
+
+
+def texts(split, vocab):
+    return [" ".join(vocab[i] for i in row[:length].tolist()) for row, length in zip(split.tokens, split.lengths)]
+
+
+@pytest.mark.parametrize("stem", FAMILY_FILES)
+def test_family_contract(stem):
+    family = load_family(stem)
+    if not check_family_code(family, required=False):
+        pytest.skip(f"{family.train_target}: the model of {stem} is not in the suite yet")
+    module = importlib.import_module(family.train_target.rpartition(".")[0])
+    if not hasattr(module, "build"):
+        pytest.skip(f"{stem}: a synthetic objective, no model to build")
+    for index in range(3):  # the settings of every sampled assignment are accepted by the function itself
+        resolve(sampled(family, index), module.SETTINGS)
+    params = resolve(sampled(family), module.SETTINGS)
+    data = module.TASK.synthetic()
+    model = module.build(params, data)
+    if isinstance(model, nn.Module):
+        before, after = torch_losses(model, data, module.TASK, params)
+    else:
+        before, after = math.log(data.n_classes), sklearn_loss(module, params, data)
+    assert after < 0.9 * before, f"{stem}: training loss {before:.4f} -> {after:.4f}"
+
+
+def torch_losses(model, data, task, params, steps=30):
+    torch.manual_seed(0)
+    batches = list(task.training_batches(data.train, params, torch.Generator().manual_seed(0)))
+
+    def loss():
+        model.eval()
+        with torch.no_grad():
+            return float(np.mean([model(**batch)["loss"].item() for batch in batches]))
+
+    before = loss()
+    optimizer = build_optimizer(model, {**params, "lr": 1e-2})
+    model.train()
+    for step in range(steps):
+        optimizer.zero_grad()
+        model(**batches[step % len(batches)])["loss"].backward()
+        optimizer.step()
+    return before, loss()
+
+
+def sklearn_loss(module, params, data):
+    from sklearn.metrics import log_loss
+
+    train_text = texts(data.train, data.vocab)
+    vectorizer = module.make_vectorizer(tuple(params["ngram_range"]), params["stopwords"], params["weight"])
+    features = vectorizer.fit_transform(train_text)
+    classifier = module.build({**params, "C": 1.0}, data).fit(features, data.train.labels.numpy())
+    return log_loss(data.train.labels.numpy(), classifier.predict_proba(features))
+
+
+def test_contract_covers_every_family_file():
+    assert len(FAMILY_FILES) >= 15 and {"sst5_lr", "sst5_cnn", "toy", "squad_bidaf"} <= set(FAMILY_FILES)
