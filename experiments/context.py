@@ -36,9 +36,11 @@ class TrialContext:
 
 @dataclass
 class TrialOutcome:
-    """The result of one trial: the best validation value of the study's metric."""
+    """The result of one trial: the best validation value of the study's metric, and the best
+    epoch's other validation metrics."""
 
     metric: float
     best_epoch: int | None = None  # 1-based; None for families without epochs
     epochs_run: int | None = None
     epoch_seconds: list[float] = field(default_factory=list)
+    extra_metrics: dict[str, float] = field(default_factory=dict)  # recorded beside the metric (F1 beside EM)
