@@ -14,8 +14,14 @@ from pathlib import Path
 
 from data.download import file_digest
 from experiments.records import iter_records
+from experiments.space import study_config
 
-DATA_FILES = {"sst": ["sst/train.txt", "sst/dev.txt", "sst/test.txt"]}
+# The files each data set (a study's `dataset.name`) is read from, under the data folder.
+DATA_FILES = {
+    "sst": ["sst/train.txt", "sst/dev.txt", "sst/test.txt"],
+    "scitail_tokenized": ["scitail_tokenized/dev.txt", "scitail_tokenized/test.txt"],
+    "squad": ["squad/train-v1.1.json", "squad/train-v1.1.reconstructed.json", "squad/dev-v1.1.json"],
+}
 
 
 def summary(study_dir: Path, data_dir: Path | None) -> str:
@@ -37,8 +43,11 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
         lambda r: f"{r['hardware']['cpu']}, {r['hardware']['cpu_count']} cores, GPU: {r['hardware']['gpu']}, host {r['hardware']['host']}").items()]
     out += ["", "Software:", ""] + [f"- {c} ({n} trials)" for c, n in count(
         lambda r: f"Python {r['versions']['python']}, torch {r['versions']['torch']}").items()]
-    dataset = every[0].get("study", "")
-    files = DATA_FILES.get("sst" if dataset.startswith("sst") else dataset, [])
+    try:
+        dataset = study_config(every[0]["study"])["dataset"]["name"]
+    except (FileNotFoundError, KeyError):
+        dataset = None  # a study whose config is not in this suite: no data files to list
+    files = DATA_FILES.get(dataset, [])
     if data_dir and files:
         out += ["", f"Data (md5, read from `{data_dir}`):", ""]
         out += [f"- `{name}`: {file_digest(data_dir / name, 'md5')}" for name in files if (data_dir / name).is_file()]

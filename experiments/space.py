@@ -173,6 +173,15 @@ def load_family(stem: str, name: str | None = None, dirs: Iterable[Path] = ()) -
     )
 
 
+def study_config(study: str) -> dict[str, Any]:
+    """The ``study`` block and trial count of conf/study/<study>.yaml."""
+    path = CONF_DIR / "study" / f"{study}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"there is no study {study!r} (no {path.relative_to(REPO)})")
+    raw = OmegaConf.to_container(OmegaConf.load(path))
+    return {**raw["study"], "trials": raw.get("trials")}
+
+
 def trial_rng(seed: int, family: str, index: int) -> np.random.Generator:
     """The generator of trial ``index`` of ``family`` in a study seeded ``seed`` (order-independent)."""
     return np.random.default_rng([int(seed), zlib.crc32(family.encode()), int(index)])

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import OmegaConf
 
 from analysis import expected_max, expected_max_std
 from analysis.table import finite_column
 from data.download import DataError, DataMissingError, fetch, file_digest
 from experiments.records import load_study
-from experiments.space import CONF_DIR, REPO, load_family
+from experiments.space import REPO, load_family, study_config
 from figures.specs import URL, FigureSpec, PaperFile
 
 PAPER_DIR = REPO / "results" / "paper"
@@ -37,15 +36,6 @@ class Group:
         every figure, table and report draws (the paper claims nothing past the N trials there are, section 3.1)."""
         ns = np.arange(1, min(n_max or self.scores.size, self.scores.size) + 1)
         return ns, expected_max(self.scores, ns, maximize=maximize), expected_max_std(self.scores, ns, maximize=maximize)
-
-
-def study_config(study: str) -> dict:
-    """The ``study`` block and trial count of conf/study/<study>.yaml."""
-    path = CONF_DIR / "study" / f"{study}.yaml"
-    if not path.is_file():
-        raise FileNotFoundError(f"there is no study {study!r} (no {path.relative_to(REPO)})")
-    raw = OmegaConf.to_container(OmegaConf.load(path))
-    return {**raw["study"], "trials": raw.get("trials")}
 
 
 def study_rows(study: str, results_dir: Path = REPO / "results") -> tuple[dict[str, pd.DataFrame], dict[str, int]]:

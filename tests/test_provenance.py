@@ -15,3 +15,19 @@ def test_provenance_from_records(tmp_path):
     from data.download import file_digest
 
     assert f"`sst/train.txt`: {file_digest(data / 'sst' / 'train.txt', 'md5')}" in text
+
+
+def test_provenance_lists_the_files_of_the_studys_dataset_block(tmp_path, monkeypatch):
+    """The data set comes from conf/study/<study>.yaml, not from the study's name."""
+    folder = write_study(tmp_path / "results", "sst2_bcn", {"glove": (0.8, 0.02, 1.0)}, n=2)
+    data = write_sst_fixture(tmp_path / "data")
+    main([str(folder), "--data-dir", str(data)])
+    assert "`sst/dev.txt`" in (folder / "PROVENANCE.md").read_text()
+    other = write_study(tmp_path / "results", "toy", {"toy": (0.5, 0.1, 1.0)}, n=2)
+    main([str(other), "--data-dir", str(data)])
+    assert "sst/" not in (other / "PROVENANCE.md").read_text()  # the toy reads no data set
+    import experiments.provenance as provenance
+
+    monkeypatch.setattr(provenance, "study_config", lambda study: {"dataset": {"name": "sst"}})
+    main([str(other), "--data-dir", str(data)])
+    assert "`sst/dev.txt`" in (other / "PROVENANCE.md").read_text()  # a study of any name reading SST
