@@ -78,7 +78,12 @@ def _load_raw(stem: str, dirs: list[Path], seen: tuple[str, ...] = ()) -> tuple[
     path = find_family_file(stem, dirs)
     if path is None:
         raise FileNotFoundError(stem)
-    raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    try:
+        raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    except Exception as err:  # YAML syntax or interpolation errors: name the file and where
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "<file>"
+        raise ConfigError(path, where, f"not valid YAML: {str(err).splitlines()[0]}") from None
     if not isinstance(raw, dict):
         raise ConfigError(path, "<file>", "a family file must be a mapping")
     base = raw.get("inherits")
@@ -127,8 +132,10 @@ def validate_distribution(path: Path, key: str, spec: Any) -> dict[str, Any]:
         exclusive = spec.get("exclusive_high", False)
         if not isinstance(exclusive, bool):
             raise ConfigError(path, f"{key}.exclusive_high", f"must be true or false, got {exclusive!r}")
-        if low > high or (exclusive and low >= high):
+        if low > high:
             raise ConfigError(path, key, f"low ({low}) is above high ({high})")
+        if exclusive and low >= high:
+            raise ConfigError(path, key, f"the range [{low}, {high}) is empty: with exclusive_high, high must be above low")
         if kind == "loguniform" and low <= 0:
             raise ConfigError(path, f"{key}.low", f"a loguniform distribution needs low > 0, got {low}")
     return dict(spec)

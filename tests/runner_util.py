@@ -1,4 +1,5 @@
 """Helpers to run `python -m experiments.run` in a subprocess from the tests."""
+import contextlib
 import json
 import os
 import subprocess
@@ -23,3 +24,18 @@ def run(*overrides: str, timeout: float = 300, **popen) -> subprocess.CompletedP
 
 def records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@contextlib.contextmanager
+def importable_package(root: Path, name: str, modules: dict[str, str]):
+    """A package ``name`` of ``modules`` (module name -> source) under ``root``, importable while open."""
+    package = root / name
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for module, source in modules.items():
+        (package / f"{module}.py").write_text(source)
+    sys.path.insert(0, str(root))
+    try:
+        yield package
+    finally:
+        sys.path.remove(str(root))

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from tests.runner_util import run
+from tests.runner_util import importable_package, run
 
 
 def _bad(tmp_path, *overrides):
@@ -70,20 +70,14 @@ def test_records_of_another_seed_are_not_resumed(tmp_path):
 def test_training_function_found_in_source_without_importing_it(tmp_path):
     from experiments.source import defined_in_source
 
-    package = tmp_path / "pkg_src"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "fam.py").write_text("import sys\nraise ImportError('not to be run')\n"
-                                    "def train(p, ctx):\n    pass\nalias = train\nlimit: int = 3\n"
-                                    "from os import path as renamed\nif sys:\n    def conditional(p, ctx):\n        pass\n")
-    sys.path.insert(0, str(tmp_path))
-    try:
+    source = ("import sys\nraise ImportError('not to be run')\n"
+              "def train(p, ctx):\n    pass\nalias = train\nlimit: int = 3\n"
+              "from os import path as renamed\nif sys:\n    def conditional(p, ctx):\n        pass\n")
+    with importable_package(tmp_path, "pkg_src", {"fam": source}):
         found = {n: defined_in_source(f"pkg_src.fam.{n}") for n in ("train", "alias", "limit", "renamed", "conditional", "missing")}
         assert found == {"train": True, "alias": True, "limit": True, "renamed": True, "conditional": False, "missing": False}
         assert not defined_in_source("pkg_src.nothing.train") and not defined_in_source("train")
         assert "pkg_src.fam" not in sys.modules  # read, never run
-    finally:
-        sys.path.remove(str(tmp_path))
 
 
 def test_family_whose_function_is_missing_from_its_module(tmp_path):

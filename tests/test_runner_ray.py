@@ -49,16 +49,27 @@ def test_toy_study_end_to_end_with_a_failed_trial(tmp_path):
     assert again.returncode == 0 and "nothing to run" in again.stdout
 
 
-def test_missing_data_stops_the_study_and_records_nothing(tmp_path):
-    data_file = tmp_path / "toy_data.txt"
+def toy_reading(data_file: Path, tmp_path: Path, trials: int) -> list[str]:
+    """Overrides that run the toy study with a family whose trials read ``data_file``."""
     fam = tmp_path / "fam"
     fam.mkdir()
     (fam / "toy_data.yaml").write_text(f"inherits: toy\nfixed: {{data_file: {data_file}}}\n")
-    overrides = ["study=toy", f"paths.family_dirs=[{fam}]", "study.families={toy: toy_data}", "trials=6",
-                 f"paths.results_dir={tmp_path / 'results'}"]
+    return ["study=toy", f"paths.family_dirs=[{fam}]", "study.families={toy: toy_data}", f"trials={trials}",
+            f"paths.results_dir={tmp_path / 'results'}"]
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "{data_file} is missing: put the toy data file there"),
+    ("", "{data_file}:1: the toy data file is empty"),  # there, but the reader rejects it
+])
+def test_missing_data_stops_the_study_and_records_nothing(tmp_path, content, message):
+    data_file = tmp_path / "toy_data.txt"
+    if content is not None:
+        data_file.write_text(content)
+    overrides = toy_reading(data_file, tmp_path, trials=6)
     done = run(*overrides)
     assert done.returncode == 2, done.stdout + done.stderr[-3000:]
-    assert done.stderr.strip().splitlines()[-1] == f"error: {data_file} is missing: put the toy data file there"
+    assert done.stderr.strip().splitlines()[-1] == "error: " + message.format(data_file=data_file)
     assert "stopping the study (no record written)" in done.stdout
     assert not list(iter_records(tmp_path / "results" / "toy" / "toy.jsonl"))  # nothing counts as done
     data_file.write_text("here now\n")
@@ -209,25 +220,6 @@ def test_run_against_a_local_ray_cluster(tmp_path):
     finally:
         stop_cluster(temp_dir)
         shutil.rmtree(temp_dir, ignore_errors=True)
-
-
-def test_malformed_data_stops_the_study_then_every_trial_runs_once_fixed(tmp_path):
-    data_file = tmp_path / "toy_data.txt"
-    data_file.write_text("")  # exists, but the reader rejects it
-    fam = tmp_path / "fam"
-    fam.mkdir()
-    (fam / "toy_data.yaml").write_text(f"inherits: toy\nfixed: {{data_file: {data_file}}}\n")
-    overrides = ["study=toy", f"paths.family_dirs=[{fam}]", "study.families={toy: toy_data}", "trials=4",
-                 f"paths.results_dir={tmp_path / 'results'}"]
-    done = run(*overrides)
-    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
-    assert done.stderr.strip().splitlines()[-1] == f"error: {data_file}:1: the toy data file is empty"
-    assert not list(iter_records(tmp_path / "results" / "toy" / "toy.jsonl"))  # nothing recorded, nothing "done"
-    data_file.write_text("fixed\n")
-    again = run(*overrides)
-    assert again.returncode == 0, again.stderr[-3000:]
-    rows = records(tmp_path / "results" / "toy" / "toy.jsonl")
-    assert sorted(r["trial"] for r in rows) == list(range(4)) and {r["status"] for r in rows} == {"ok"}
 
 
 def test_retry_failed_reruns_failed_trials_and_the_latest_record_counts(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 from experiments.settings import check_settings, problem, resolve
 from experiments.source import declared_settings
 from experiments.space import ConfigError, load_family
-from tests.runner_util import run
+from tests.runner_util import importable_package, run
 
 DECLARED = {
     "epochs": {"type": "int", "min": 1},
@@ -88,19 +88,13 @@ def test_resolve_fills_defaults_and_rejects_bad_values():
 
 
 def test_declared_settings_read_from_source_without_importing(tmp_path):
-    package = tmp_path / "pkg_settings"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "base.py").write_text("raise ImportError('not to be run')\nBASE = {'epochs': {'type': 'int'}}\n")
-    (package / "fam.py").write_text("raise ImportError('not to be run')\nfrom pkg_settings.base import BASE\n"
-                                    "LOCAL = {'dropout': {'type': 'float'}}\n"
-                                    "SETTINGS = {**BASE, **LOCAL, 'epochs': {'type': 'int', 'min': 2}}\n")
-    sys.path.insert(0, str(tmp_path))
-    try:
+    modules = {"base": "raise ImportError('not to be run')\nBASE = {'epochs': {'type': 'int'}}\n",
+               "fam": "raise ImportError('not to be run')\nfrom pkg_settings.base import BASE\n"
+                      "LOCAL = {'dropout': {'type': 'float'}}\n"
+                      "SETTINGS = {**BASE, **LOCAL, 'epochs': {'type': 'int', 'min': 2}}\n"}
+    with importable_package(tmp_path, "pkg_settings", modules):
         assert declared_settings("pkg_settings.fam.train") == {"epochs": {"type": "int", "min": 2}, "dropout": {"type": "float"}}
         assert "pkg_settings.fam" not in sys.modules and "pkg_settings.base" not in sys.modules
-    finally:
-        sys.path.remove(str(tmp_path))
 
 
 def test_every_suite_model_declares_literal_settings():
