@@ -1,7 +1,6 @@
 """Read trial records (CSV, TSV or JSONL) and tabulate expected-max curves per group."""
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,8 @@ def read_records(path: str | Path) -> pd.DataFrame:
     ``experiments.run`` mark failed trials so); ``frame.attrs`` holds the ``source`` path
     and how many rows were ``dropped``. The index says where each row is in the file:
     ``"line 3"`` (CSV, TSV: one row a line) or ``"record 3"`` (the third complete JSON record).
-    A file that cannot be parsed or holds no record raises :class:`DataError` naming it.
+    A file that cannot be parsed or holds no record raises :class:`DataError` naming it (a JSONL
+    line that is not a trial record: ``experiments.records.RecordError``, naming file and line).
     """
     path = Path(path)
     if not path.is_file():
@@ -37,10 +37,7 @@ def read_records(path: str | Path) -> pd.DataFrame:
         frame.index = [f"line {i + 2}" for i in range(len(frame))]
         frame = frame.dropna(how="all")
     elif suffix in (".jsonl", ".json"):  # the runner's reader: a torn line from a killed run is skipped
-        try:
-            frame = pd.json_normalize(list(iter_records(path)))
-        except TypeError as err:  # "All items in data must be of type dict or NA-like, found int"
-            raise DataError(f"{path}: {_first_non_object(path)}, not a JSON object") from err
+        frame = pd.json_normalize(list(iter_records(path)))
         frame.index = [f"record {i + 1}" for i in range(len(frame))]
     else:
         raise ValueError(f"{path}: unknown records format {suffix!r} (use .csv, .tsv or .jsonl)")
@@ -53,16 +50,6 @@ def read_records(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def _first_non_object(path: Path) -> str:
-    """Which complete record of a JSONL file is not an object (read again, on the error path only)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # its torn lines were reported on the first reading
-        for number, record in enumerate(iter_records(path), start=1):
-            if not isinstance(record, dict) and record is not None:
-                return f"record {number} is {type(record).__name__} {record!r:.40}"
-    return "a record"
-
-
 def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
     """``frame[column]`` as finite floats, or a DataError naming ``source``, the column and the first bad
     row (by its index label, e.g. ``"line 3"``)."""
@@ -72,7 +59,7 @@ def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
     if bad.any():
         where = raw.index[bad]
         value = raw[where[0]]
-        what = "is empty" if pd.isna(value) else f"holds {value!r}, not a finite number"
+        what = "is empty or NaN" if pd.isna(value) else f"holds {value!r}, not a finite number"
         more = f" ({bad.sum()} such rows: {', '.join(map(str, where[:5]))}{', ...' if bad.sum() > 5 else ''})" if bad.sum() > 1 else ""
         raise DataError(f"{source}: {where[0]}: column {column!r} {what}{more}")
     return values

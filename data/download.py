@@ -47,11 +47,12 @@ def file_digest(path: Path, algorithm: str) -> str:
     return digest.hexdigest()
 
 
-def _check_digest(path: Path, expected: str, algorithm: str, source: str) -> None:
+def _check_digest(path: Path, expected: str, algorithm: str, source: str, name: Path | None = None) -> None:
+    """Raise :class:`DataError` naming ``name`` (default ``path``) when ``path``'s digest is not ``expected``."""
     actual = file_digest(path, algorithm)
     if actual != expected:
-        raise DataError(f"{path} (from {source}) has {algorithm} {actual}, expected {expected}; "
-                         "the download is corrupt or the file changed upstream")
+        raise DataError(f"{name or path} (from {source}) has {algorithm} {actual}, expected {expected}; "
+                        "the download is corrupt or the file changed upstream")
 
 
 def _promote(part: Path, dest: Path, checks: dict[str, str | None], source: str) -> None:
@@ -59,7 +60,7 @@ def _promote(part: Path, dest: Path, checks: dict[str, str | None], source: str)
     for algorithm, expected in checks.items():
         if expected is not None:
             try:
-                _check_digest(part, expected, algorithm, source)
+                _check_digest(part, expected, algorithm, source, name=dest)
             except DataError:
                 part.unlink()
                 raise
