@@ -6,9 +6,9 @@ from typing import Any
 
 import pandas as pd
 
-from experiments.space import Family, load_family
+from experiments.space import Family, load_family, study_config
 from experiments.units import human_duration
-from figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_config, study_rows
+from figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_rows
 from figures.specs import FIGURES
 
 MISSING = "**missing**"

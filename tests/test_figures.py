@@ -86,7 +86,7 @@ def test_colours_follow_the_family_not_its_place_in_the_list(records, tmp_path, 
 
 def test_every_family_has_a_style_and_families_drawn_together_differ():
     from figures import as_run, plot
-    from figures.sources import study_config
+    from experiments.space import study_config
 
     for study in ("sst5", "sst5_as_run", "sst5_as_run_random", "sst5_as_run_replay", "sst2_bcn", "scitail", "squad"):
         families = list(study_config(study)["families"])
