@@ -1,0 +1,345 @@
+"""Bad input gets one clear line naming the file and the line (or key): exit status 2 from a command,
+an exception from a library reader; nothing in the folder is written, changed or lost; never a traceback.
+
+CASES is the whole specification, one row a case:
+
+- ``id``: what is wrong;
+- ``files``: what is written where before the call (path under the test's folder ``t`` -> text or
+  bytes, or a function returning them);
+- ``call``: the command or call, a function of ``t`` returning ``(exit status or exception type,
+  message)``: :func:`cli` runs a module's ``main(argv)`` in this process, :func:`shell` runs
+  ``python -m ...`` in a subprocess, :func:`call` calls a reader;
+- ``expect``: the exit status, or the exception type (a subclass passes);
+- ``names``: a regex the message must match, naming the file and the line or key; ``{t}`` stands
+  for the test's folder.
+
+To add a case (a runner, config or records reader, say), append a row; the test below runs it.
+"""
+from __future__ import annotations
+
+import contextlib
+import gzip
+import importlib
+import io
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import warnings
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Union
+
+import pytest
+
+from data.download import DataError
+
+Outcome = tuple[Union[int, type], str]
+Content = Union[str, bytes, Callable[[], Union[str, bytes]]]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    files: dict[str, Content]
+    call: Callable[[Path], Outcome]
+    expect: int | type[BaseException]
+    names: str
+    marks: tuple = field(default=())
+
+
+GLOVE = "the 0.1 0.2 0.3\n"
+CSV = "family,value\na,0.5\n"
+TREE = "(3 (2 It) (4 great))\n"
+FIG1 = ["fig1", "--results", "{t}/results", "--out", "{t}/out"]
+
+CASES: list[Case] = [
+    # --- SST reader: data.sst.read_sst(t, split, download=False) ---
+    Case("sst-label-7", {"sst/train.txt": TREE + "(7 (2 bad) (2 film))\n"},
+         lambda t: call("data.sst:read_sst", t, "train", download=False),
+         DataError, r"^{t}/sst/train\.txt:2: SST label 7 is not in 0\.\.4"),
+    Case("sst-label-7-in-a-phrase", {"sst/dev.txt": TREE + "(3 (7 It) (2 x))\n"},
+         lambda t: call("data.sst:read_sst", t, "dev", subtrees=True, download=False),
+         DataError, r"^{t}/sst/dev\.txt:2: SST label 7 is not in 0\.\.4"),
+    Case("sst-torn-tree", {"sst/train.txt": TREE + "(2 (2 torn) (2\n"},
+         lambda t: call("data.sst:read_sst", t, "train", download=False),
+         DataError, r"^{t}/sst/train\.txt:2: unbalanced parentheses: 2 node\(s\) left open"),
+    Case("sst-empty-file", {"sst/train.txt": ""},
+         lambda t: call("data.sst:read_sst", t, "train", download=False),
+         DataError, r"^{t}/sst/train\.txt: the file is empty, no tree"),
+    Case("sst-only-blank-lines", {"sst/test.txt": "\n  \n\n"},
+         lambda t: call("data.sst:read_sst", t, "test", download=False),
+         DataError, r"^{t}/sst/test\.txt:3: the file holds only blank lines, no tree"),
+    Case("sst-text-after-the-tree", {"sst/train.txt": TREE + "(3 (2 It) (4 great)) (2 more)\n"},
+         lambda t: call("data.sst:read_sst", t, "train", download=False),
+         DataError, r"^{t}/sst/train\.txt:2: text after the end of the tree: '\('"),
+    Case("sst-word-outside-a-node", {"sst/train.txt": TREE + "hello (2 x)\n"},
+         lambda t: call("data.sst:read_sst", t, "train", download=False),
+         DataError, r"^{t}/sst/train\.txt:2: word 'hello' outside any node"),
+    Case("sst-line-that-is-not-a-tree", {"sst/train.txt": TREE + TREE + "just some words\n"},
+         lambda t: call("data.sst:read_sst", t, "train", download=False),
+         DataError, r"^{t}/sst/train\.txt:3: word 'just' outside any node"),
+    Case("sst-non-integer-label", {"sst/train.txt": "(x (2 It))\n"},
+         lambda t: call("data.sst:read_sst", t, "train", download=False),
+         DataError, r"^{t}/sst/train\.txt:1: expected an integer label after '\(', got 'x'"),
+    Case("sst-not-utf8", {"sst/train.txt": TREE.encode() + b"(2 (2 caf\xe9))\n"},
+         lambda t: call("data.sst:read_sst", t, "train", download=False),
+         DataError, r"^{t}/sst/train\.txt:2: not UTF-8 text"),
+    Case("sst-truncated-official-file", {"sst/train.txt": lambda: real_sst_head("train", 100)},
+         lambda t: call("data.sst:read_sst", t, "train", download=False),
+         DataError, r"^{t}/sst/train\.txt:101: file ends after 100 trees but the official train split has 8544",
+         marks=(pytest.mark.realdata,)),
+    # --- GloVe reader: data.glove.load_embeddings(vocab, source) ---
+    Case("glove-short-line", {"g.txt": GLOVE + "great 0.4 0.5\n"},
+         lambda t: call("data.glove:load_embeddings", ["the", "great"], f"{t}/g.txt"),
+         DataError, r"^{t}/g\.txt:2: 2 field\(s\) after the word but the first line has 3 numbers"),
+    Case("glove-non-numeric-value", {"g.txt": GLOVE + "great 0.4 abc 0.5\n"},
+         lambda t: call("data.glove:load_embeddings", ["great"], f"{t}/g.txt"),
+         DataError, r"^{t}/g\.txt:2: word 'great': could not convert string to float: 'abc'"),
+    Case("glove-nan-value", {"g.txt": GLOVE + "great 0.4 nan 0.5\n"},
+         lambda t: call("data.glove:load_embeddings", ["great"], f"{t}/g.txt"),
+         DataError, r"^{t}/g\.txt:2: word 'great': a value is not a finite number"),
+    Case("glove-empty-file", {"g.txt": ""},
+         lambda t: call("data.glove:load_embeddings", ["the"], f"{t}/g.txt"),
+         DataError, r"^{t}/g\.txt: the file is empty"),
+    Case("glove-no-vocabulary-word-found", {"g.txt": GLOVE},
+         lambda t: call("data.glove:load_embeddings", ["The", "Great"], f"{t}/g.txt"),
+         DataError, r"^{t}/g\.txt: none of the 2 vocabulary words has a vector"),
+    Case("glove-first-line-without-numbers", {"g.txt": "the\n" + GLOVE},
+         lambda t: call("data.glove:load_embeddings", ["the"], f"{t}/g.txt"),
+         DataError, r"^{t}/g\.txt:1: no number after the word 'the'"),
+    Case("glove-not-utf8", {"g.txt": GLOVE.encode() + b"caf\xe9 1 2 3\n"},
+         lambda t: call("data.glove:load_embeddings", ["the"], f"{t}/g.txt"),
+         DataError, r"^{t}/g\.txt:2: not UTF-8 text"),
+    Case("glove-truncated-gz", {"g.txt.gz": lambda: gzip.compress(GLOVE.encode() + glove_lines(5000))[:2000]},
+         lambda t: call("data.glove:load_embeddings", ["the"], f"{t}/g.txt.gz"),
+         DataError, r"^{t}/g\.txt\.gz:\d+: unreadable .*truncated or corrupt"),
+    Case("glove-zip-without-the-member", {"g.zip": lambda: zip_bytes({"other.txt": GLOVE})},
+         lambda t: call("data.glove:load_embeddings", ["the"], f"{t}/g.zip:glove.txt"),
+         FileNotFoundError, r"^{t}/g\.zip: the archive has no member 'glove\.txt'"),
+    # --- python -m data.download ---
+    Case("download-unknown-dataset", {}, lambda t: cli("data.download", "squad", "--data-dir", f"{t}/d"),
+         2, r"argument dataset: invalid choice: 'squad'"),
+    Case("download-missing-data-dir", {}, lambda t: cli("data.download", "sst"),
+         2, r"the following arguments are required: --data-dir"),
+    Case("download-corrupt-zip", {"d/sst/trainDevTestTrees_PTB.zip": b"PK\x03\x04 not a zip"},
+         lambda t: cli("data.download", "sst", "--data-dir", f"{t}/d"),
+         2, r"^error: {t}/d/sst/trainDevTestTrees_PTB\.zip: not a readable zip archive"),
+    Case("download-corrupt-zip-subprocess", {"d/sst/trainDevTestTrees_PTB.zip": b"garbage"},
+         lambda t: shell("data.download", "sst", "--data-dir", f"{t}/d"),
+         2, r"^error: {t}/d/sst/trainDevTestTrees_PTB\.zip: not a readable zip archive"),
+    Case("download-data-dir-is-a-file", {"d": "not a folder\n"}, lambda t: cli("data.download", "sst", "--data-dir", f"{t}/d"),
+         2, r"^error: {t}/d/sst: Not a directory"),
+    Case("download-zip-without-trees", {"d/sst/trainDevTestTrees_PTB.zip": lambda: zip_bytes({"x/readme.txt": "hi"})},
+         lambda t: cli("data.download", "sst", "--data-dir", f"{t}/d"),
+         2, r"^error: {t}/d/sst/trainDevTestTrees_PTB\.zip: has no trees/train\.txt"),
+    Case("download-wrong-md5", {"d/sst/trainDevTestTrees_PTB.zip": lambda: zip_bytes(
+        {f"trainDevTestTrees_PTB/trees/{s}.txt": TREE for s in ("train", "dev", "test")})},
+         lambda t: cli("data.download", "sst", "--data-dir", f"{t}/d"),
+         2, r"^error: {t}/d/sst/train\.txt \(from {t}/d/sst/trainDevTestTrees_PTB\.zip\) has md5 \w+, expected b12d531b"),
+    # --- python -m analysis ---
+    Case("analysis-missing-file", {}, lambda t: cli("analysis", f"{t}/nope.csv"),
+         2, r"^error: {t}/nope\.csv: no such records file"),
+    Case("analysis-unknown-extension", {"r.txt": CSV}, lambda t: cli("analysis", f"{t}/r.txt"),
+         2, r"^error: {t}/r\.txt: unknown records format '\.txt'"),
+    Case("analysis-unknown-column", {"r.csv": CSV}, lambda t: cli("analysis", f"{t}/r.csv", "--metric", "acc"),
+         2, r"^error: {t}/r\.csv: no column 'acc' \(have: family, value\)"),
+    Case("analysis-nan-metric", {"r.csv": CSV + "a,nan\n"}, lambda t: cli("analysis", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: line 3: column 'value' is empty or NaN"),
+    Case("analysis-string-metric", {"r.csv": CSV + "a,0.4\na,abc\n"}, lambda t: cli("analysis", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: line 4: column 'value' holds 'abc', not a finite number"),
+    Case("analysis-infinite-duration", {"r.tsv": "family\tvalue\tsecs\na\t0.5\t1\na\t0.6\tinf\n"},
+         lambda t: cli("analysis", f"{t}/r.tsv", "--duration", "secs"),
+         2, r"^error: {t}/r\.tsv: line 3: column 'secs' holds .*inf.*, not a finite number"),
+    Case("analysis-empty-group", {"r.csv": CSV + ",0.7\n"}, lambda t: cli("analysis", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: line 3: column 'family' is empty"),
+    Case("analysis-max-n-0", {"r.csv": CSV}, lambda t: cli("analysis", f"{t}/r.csv", "--max-n", "0"),
+         2, r"argument --max-n: 0 is not a budget: it must be at least 1"),
+    Case("analysis-max-n-negative", {"r.csv": CSV}, lambda t: cli("analysis", f"{t}/r.csv", "--max-n", "-1"),
+         2, r"argument --max-n: -1 is not a budget: it must be at least 1"),
+    Case("analysis-out-into-a-missing-folder", {"r.csv": CSV},
+         lambda t: cli("analysis", f"{t}/r.csv", "--out", f"{t}/missing/folder/o.csv"),
+         2, r"^error: {t}/missing/folder/o\.csv: cannot write the table: the folder does not exist"),
+    Case("analysis-out-into-a-missing-folder-subprocess", {"r.csv": CSV},
+         lambda t: shell("analysis", f"{t}/r.csv", "--out", f"{t}/missing/folder/o.csv"),
+         2, r"^error: {t}/missing/folder/o\.csv: cannot write the table: the folder does not exist"),
+    Case("analysis-out-onto-the-records", {"r.csv": CSV}, lambda t: cli("analysis", f"{t}/r.csv", "--out", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: --out is the records file itself"),
+    Case("analysis-empty-csv", {"r.csv": ""}, lambda t: cli("analysis", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: the file is empty"),
+    Case("analysis-header-only-csv", {"r.csv": "family,value\n\n"}, lambda t: cli("analysis", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: no record in the file"),
+    Case("analysis-ragged-csv", {"r.csv": CSV + "a,0.1,0.2\n"}, lambda t: cli("analysis", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: Error tokenizing data\. C error: Expected 2 fields in line 3, saw 3"),
+    Case("analysis-jsonl-of-only-torn-lines", {"r.jsonl": '{"family": "a", "tri\n{"family": "a", "trial": 1, "va\n'},
+         lambda t: cli("analysis", f"{t}/r.jsonl"),
+         2, r"^error: {t}/r\.jsonl: no record in the file \(a header only, or only blank or torn lines\)"),
+    Case("analysis-jsonl-nan-metric", {"r.jsonl": lambda: record_lines(value=float("nan"))},
+         lambda t: cli("analysis", f"{t}/r.jsonl"),
+         2, r"^error: {t}/r\.jsonl:1: an ok record's value must be a finite number, got nan"),
+    Case("analysis-jsonl-string-metric", {"r.jsonl": lambda: record_lines(value="0.5")},
+         lambda t: cli("analysis", f"{t}/r.jsonl"),
+         2, r"^error: {t}/r\.jsonl:1: an ok record's value must be a finite number, got '0\.5'"),
+    Case("analysis-jsonl-record-not-an-object", {"r.jsonl": lambda: record_lines() + "[1, 2]\n"},
+         lambda t: cli("analysis", f"{t}/r.jsonl"),
+         2, r"^error: {t}/r\.jsonl:2: a record is a JSON object, got list"),
+    # --- python -m figures ---
+    Case("figures-empty-family-records", {"results/sst5/lr.jsonl": "", "results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
+         lambda t: cli("figures", *(a.format(t=t) for a in FIG1)),
+         2, r"^error: {t}/results/sst5/lr\.jsonl: no ok trial of family 'lr'; the file holds no complete record"),
+    Case("figures-empty-family-records-subprocess", {"results/sst5/lr.jsonl": "", "results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
+         lambda t: shell("figures", *(a.format(t=t) for a in FIG1)),
+         2, r"^error: {t}/results/sst5/lr\.jsonl: no ok trial of family 'lr'"),
+    Case("figures-missing-family-file", {"results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
+         lambda t: cli("figures", *(a.format(t=t) for a in FIG1)),
+         2, r"^error: {t}/results/sst5/lr\.jsonl: no records of family 'lr' of study sst5"),
+    Case("figures-family-of-failed-trials", {"results/sst5/lr.jsonl": lambda: study_lines("sst5", "lr", status="failed"),
+                                             "results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
+         lambda t: cli("figures", *(a.format(t=t) for a in FIG1)),
+         2, r"^error: {t}/results/sst5/lr\.jsonl: no ok trial of family 'lr'; the file holds 3 failed trial\(s\)"),
+    Case("figures-bad-duration", {"results/sst5/lr.jsonl": lambda: study_lines("sst5", "lr", duration_seconds=None),
+                                  "results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
+         lambda t: cli("figures", *(a.format(t=t) for a in FIG1)),
+         2, r"^error: {t}/results/sst5/lr\.jsonl: trial 0: column 'duration_seconds' is empty"),
+    Case("figures-missing-study-records", {"results/README": "no studies yet\n"},
+         lambda t: cli("figures", *(a.format(t=t) for a in FIG1)),
+         2, r"^error: no trial records in {t}/results/sst5"),
+    Case("figures-unknown-figure", {}, lambda t: cli("figures", "fig9", "--out", f"{t}/out"),
+         2, r"argument what: invalid choice: 'fig9'"),
+    Case("figures-budgets-empty-family-records", {"results/sst5/lr.jsonl": "", "results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
+         lambda t: cli("figures", "budgets", "--results", f"{t}/results", "--out", f"{t}/out"),
+         2, r"^error: {t}/results/sst5/lr\.jsonl: no ok trial of family 'lr'"),
+    Case("figures-report-empty-family-records", {"results/sst5/lr.jsonl": "", "results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
+         lambda t: cli("figures", "report", "--results", f"{t}/results", "--out", f"{t}/out"),
+         2, r"^error: {t}/results/sst5/lr\.jsonl: no ok trial of family 'lr'"),
+    # --- python -m experiments.compare ---
+    Case("compare-missing-folder", {"a/lr.jsonl": lambda: study_lines("sst5", "lr")},
+         lambda t: cli("experiments.compare", f"{t}/a", f"{t}/b"),
+         2, r"^error: {t}/b: no such folder"),
+    Case("compare-record-without-a-field", {"a/lr.jsonl": lambda: study_lines("sst5", "lr"),
+                                            "b/lr.jsonl": lambda: study_lines("sst5", "lr", started_at=None)},
+         lambda t: cli("experiments.compare", f"{t}/a", f"{t}/b"),
+         2, r"^error: {t}/b/lr\.jsonl: ok record 1 \(trial 0\): no 'started_at'"),
+    Case("compare-out-into-a-missing-folder", {"a/lr.jsonl": lambda: study_lines("sst5", "lr"),
+                                               "b/lr.jsonl": lambda: study_lines("sst5", "lr")},
+         lambda t: cli("experiments.compare", f"{t}/a", f"{t}/b", "--out", f"{t}/missing/c.md"),
+         2, r"^error: {t}/missing/c\.md: cannot write the report: the folder does not exist"),
+]
+
+REPO = Path(__file__).resolve().parent.parent
+MAINS = {"analysis": "analysis.__main__", "figures": "figures.__main__"}  # else the module itself has main()
+
+
+def cli(module: str, *argv: str) -> Outcome:
+    """``python -m module *argv`` in this process: its exit status and what it wrote to stderr."""
+    main = importlib.import_module(MAINS.get(module, module)).main
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            status = main(list(argv))
+        except SystemExit as stop:  # argparse
+            status = stop.code
+    return status, err.getvalue()
+
+
+def shell(module: str, *argv: str) -> Outcome:
+    """``python -m module *argv`` in a subprocess: its exit status and stderr (which must hold no traceback)."""
+    done = subprocess.run([sys.executable, "-m", module, *argv], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stderr
+
+
+def call(target: str, *args: Any, **kwargs: Any) -> Outcome:
+    """``module:function(*args, **kwargs)``: the type and message of what it raised."""
+    module, name = target.split(":")
+    try:
+        result = getattr(importlib.import_module(module), name)(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - the case says which type it expects
+        return type(err), str(err)
+    return 0, f"no error; returned {result!r:.200}"
+
+
+def real_sst_head(split: str, n: int) -> str:
+    """The first ``n`` trees of the real SST ``split`` (a truncated copy of the official file)."""
+    from tests.fixtures_sst import real_data_dir
+
+    if real_data_dir() is None:
+        pytest.skip("set SYW_DATA_DIR to a folder with sst/{train,dev,test}.txt")
+    with open(real_data_dir() / "sst" / f"{split}.txt", encoding="utf-8") as f:
+        return "".join(next(f) for _ in range(n))
+
+
+def glove_lines(n: int) -> bytes:
+    """``n`` GloVe lines of distinct words and numbers (they do not compress to nothing)."""
+    return "".join(f"w{i} {i / 7:.6f} {i / 11:.6f} {i / 13:.6f}\n" for i in range(n)).encode()
+
+
+def zip_bytes(members: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, text in members.items():
+            zf.writestr(name, text)
+    return buffer.getvalue()
+
+
+def record_lines(**fields: Any) -> str:
+    """One JSONL trial record of family ``a`` with ``fields`` replaced (json writes NaN as ``NaN``)."""
+    record = {"family": "a", "trial": 0, "status": "ok", "value": 0.5, "params": {}, **fields}
+    return json.dumps(record) + "\n"
+
+
+def study_lines(study: str, family: str, n: int = 3, status: str = "ok", **fields: Any) -> str:
+    """``n`` records of ``family`` as the runner writes them (tests.fake_records), with ``fields`` set (None: left out)."""
+    from tests.fake_records import write_study
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_study(Path(folder), study, {family: (0.35, 0.03, 2.0)}, n=n) / f"{family}.jsonl"
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:
+        record["status"] = status
+        for key, value in fields.items():
+            if value is None:
+                del record[key]
+            else:
+                record[key] = value
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under ``folder``."""
+    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None) for p in sorted(folder.rglob("*"))}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=c.marks) for c in CASES])
+def test_bad_input(case: Case, tmp_path: Path):
+    t = tmp_path
+    for relative, content in case.files.items():
+        content = content() if callable(content) else content
+        path = t / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    before = snapshot(t)
+    with warnings.catch_warnings(record=True):  # e.g. a torn record line skipped: a note, not the error
+        warnings.simplefilter("always")
+        outcome, message = case.call(t)
+    pattern = case.names.replace("{t}", re.escape(str(t)))
+    if isinstance(case.expect, int):
+        assert outcome == case.expect, message
+        errors = [line for line in message.splitlines() if "error:" in line]
+        assert len(errors) == 1, f"expected one error line on stderr, got:\n{message}"
+        assert re.search(pattern, errors[0]), f"{errors[0]!r} does not match {pattern!r}"
+        assert "Traceback" not in message
+    else:
+        assert isinstance(outcome, type) and issubclass(outcome, case.expect), (outcome, message)
+        assert "\n" not in message, message
+        assert re.search(pattern, message), f"{message!r} does not match {pattern!r}"
+    assert snapshot(t) == before, "the folder changed: something was written, changed or lost"
+
+
+def test_the_table_covers_every_entry_point_and_30_cases():
+    kinds = {c.id.split("-")[0] for c in CASES}
+    assert {"sst", "glove", "download", "analysis", "figures", "compare"} <= kinds
+    assert len(CASES) >= 30 and len({c.id for c in CASES}) == len(CASES)
+    assert any("subprocess" in c.id for c in CASES)
