@@ -35,6 +35,7 @@ from typing import Any, Callable, Union
 import pytest
 
 from data.download import DataError
+from experiments.space import REPO
 
 Outcome = tuple[Union[int, type], str]
 Content = Union[str, bytes, Callable[[], Union[str, bytes]]]
@@ -228,7 +229,6 @@ CASES: list[Case] = [
          2, r"^error: {t}/missing/c\.md: cannot write the report: the folder does not exist"),
 ]
 
-REPO = Path(__file__).resolve().parent.parent
 MAINS = {"analysis": "analysis.__main__", "figures": "figures.__main__"}  # else the module itself has main()
 
 
