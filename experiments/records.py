@@ -52,7 +52,8 @@ def check_record(record: Any) -> str | None:
 
 
 def iter_records(path: Path, *, schema: bool = True) -> Iterator[dict[str, Any]]:
-    """The complete records in ``path``, each checked by :func:`check_record` unless ``schema`` is off.
+    """The complete records in ``path``, each checked by :func:`check_record` (with ``schema`` off,
+    only that each is a JSON object: other tools' trial files need not be the runner's records).
 
     A line that is not JSON is the torn write of a killed run: it is skipped with a warning (the
     trial runs again on resume); a JSON line of the wrong shape raises :class:`RecordError`.
@@ -68,7 +69,8 @@ def iter_records(path: Path, *, schema: bool = True) -> Iterator[dict[str, Any]]
             except (json.JSONDecodeError, UnicodeDecodeError):
                 warnings.warn(f"{path}:{number}: skipping an incomplete record (a killed run was writing it)")
                 continue
-            problem = check_record(record) if schema else None
+            problem = check_record(record) if schema else None if isinstance(record, dict) else (
+                f"a record is a JSON object, got {type(record).__name__}")
             if problem:
                 raise RecordError(f"{path}:{number}: {problem}")
             yield record

@@ -179,10 +179,10 @@ CASES: list[Case] = [
          2, r"^error: {t}/r\.jsonl: no record in the file \(a header only, or only blank or torn lines\)"),
     Case("analysis-jsonl-nan-metric", {"r.jsonl": lambda: record_lines(value=float("nan"))},
          lambda t: cli("analysis", f"{t}/r.jsonl"),
-         2, r"^error: {t}/r\.jsonl:1: an ok record's value must be a finite number, got nan"),
-    Case("analysis-jsonl-string-metric", {"r.jsonl": lambda: record_lines(value="0.5")},
+         2, r"^error: {t}/r\.jsonl: record 1: column 'value' is empty or NaN"),
+    Case("analysis-jsonl-string-metric", {"r.jsonl": lambda: record_lines(value="high")},
          lambda t: cli("analysis", f"{t}/r.jsonl"),
-         2, r"^error: {t}/r\.jsonl:1: an ok record's value must be a finite number, got '0\.5'"),
+         2, r"^error: {t}/r\.jsonl: record 1: column 'value' holds 'high', not a finite number"),
     Case("analysis-jsonl-record-not-an-object", {"r.jsonl": lambda: record_lines() + "[1, 2]\n"},
          lambda t: cli("analysis", f"{t}/r.jsonl"),
          2, r"^error: {t}/r\.jsonl:2: a record is a JSON object, got list"),
@@ -227,7 +227,65 @@ CASES: list[Case] = [
                                                "b/lr.jsonl": lambda: study_lines("sst5", "lr")},
          lambda t: cli("experiments.compare", f"{t}/a", f"{t}/b", "--out", f"{t}/missing/c.md"),
          2, r"^error: {t}/missing/c\.md: cannot write the report: the folder does not exist"),
+    # --- the runner: python -m experiments.run (a subprocess; every case stops before Ray starts) ---
+    Case("runner-seed-negative", {}, lambda t: runner(t, "seed=-3"),
+         2, r"^error: .*conf/study/toy\.yaml: seed: must be an integer >= 0, got -3"),
+    Case("runner-seed-negative-dry-run", {}, lambda t: runner(t, "seed=-3", "dry_run=true"),
+         2, r"^error: .*conf/study/toy\.yaml: seed: must be an integer >= 0, got -3"),
+    Case("runner-seed-not-an-integer", {}, lambda t: runner(t, "seed=1.5"),
+         2, r"^error: .*conf/study/toy\.yaml: seed: must be an integer >= 0, got 1\.5"),
+    Case("runner-retry-failed-not-a-bool", {}, lambda t: runner(t, "retry_failed=maybe"),
+         2, r"^error: .*conf/study/toy\.yaml: retry_failed: must be true or false, got 'maybe'"),
+    Case("runner-ray-verbose-negative", {}, lambda t: runner(t, "ray.verbose=-1"),
+         2, r"^error: .*conf/study/toy\.yaml: ray\.verbose: must be an integer >= 0, got -1"),
+    Case("runner-results-dir-is-a-file", {"results": "not a folder\n"}, lambda t: runner(t),
+         2, r"^error: .*conf/study/toy\.yaml: paths\.results_dir: {t}/results is a file, not a folder"),
+    Case("runner-family-dirs-missing", {}, lambda t: runner(t, f"paths.family_dirs=[{t}/nowhere]"),
+         2, r"^error: .*conf/study/toy\.yaml: paths\.family_dirs: {t}/nowhere is not a folder"),
+    Case("runner-family-yaml-syntax-error", {"fam/broken.yaml": "label: x\nsearch: {x: [1, 2\n"},
+         lambda t: runner(t, f"paths.family_dirs=[{t}/fam]", "study.families={toy: broken}"),
+         2, r"^error: {t}/fam/broken\.yaml: line \d+: not valid YAML"),
+    Case("runner-empty-exclusive-integer-range",
+         {"fam/empty.yaml": "inherits: toy\nsearch:\n  width: {distribution: uniform_int, low: 3, high: 3, exclusive_high: true}\n"},
+         lambda t: runner(t, f"paths.family_dirs=[{t}/fam]", "study.families={toy: empty}"),
+         2, r"^error: {t}/fam/empty\.yaml: search\.width: the range \[3, 3\) is empty"),
+    Case("runner-misspelled-fixed-key", {"fam/typo.yaml": "inherits: toy\nfixed:\n  nosie: 0.1\n"},
+         lambda t: runner(t, f"paths.family_dirs=[{t}/fam]", "study.families={toy: typo}", "dry_run=true"),
+         2, r"^error: {t}/fam/typo\.yaml: nosie: unknown setting: models\.toy\.train does not read it"),
+    Case("runner-searched-value-the-function-refuses",
+         {"fam/neg.yaml": "inherits: toy\nsearch:\n  lr: {distribution: uniform, low: 0.0, high: 0.1}\n"},
+         lambda t: runner(t, f"paths.family_dirs=[{t}/fam]", "study.families={toy: neg}"),
+         2, r"^error: {t}/fam/neg\.yaml: search\.lr: must be at least 1e-12, but the distribution's low end is 0\.0"),
+    # --- records met on resume (experiments.records.iter_records, one schema) ---
+    *[Case(f"runner-records-{name}", {"results/toy/toy.jsonl": lambda line=line: record_lines() + line}, lambda t: runner(t),
+           2, rf"^error: {{t}}/results/toy/toy\.jsonl:2: {message}") for name, line, message in [
+        ("trial-a-string", '{"trial": "abc", "status": "ok", "value": 0.5, "params": {}}\n',
+         r"trial must be a non-negative integer, got 'abc'"),
+        ("trial-null", '{"trial": null, "status": "ok", "value": 0.5, "params": {}}\n',
+         r"trial must be a non-negative integer, got None"),
+        ("no-trial", '{"status": "ok", "value": 0.5, "params": {}}\n', r"trial must be a non-negative integer, got None"),
+        ("trial-a-float", '{"trial": 3.7, "status": "ok", "value": 0.5, "params": {}}\n',
+         r"trial must be a non-negative integer, got 3\.7"),
+        ("params-a-string", '{"trial": 1, "status": "ok", "value": 0.5, "params": "oops"}\n',
+         r"params must be an object or null, got 'oops'"),
+        ("a-json-array", "[1, 2]\n", r"a record is a JSON object, got list"),
+        ("status-upper-case", '{"trial": 1, "status": "OK", "value": 0.5, "params": {}}\n',
+         r"status must be one of ok, failed, got 'OK'"),
+        ("ok-value-nan", '{"trial": 1, "status": "ok", "value": NaN, "params": {}}\n',
+         r"an ok record's value must be a finite number, got nan"),
+        ("ok-value-a-string", '{"trial": 1, "status": "ok", "value": "0.5", "params": {}}\n',
+         r"an ok record's value must be a finite number, got '0\.5'"),
+    ]],
+    Case("figures-records-value-a-string", {"results/sst5/lr.jsonl": lambda: study_lines("sst5", "lr", value="0.4"),
+                                            "results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
+         lambda t: cli("figures", *[a.format(t=t) for a in FIG1]),
+         2, r"^error: {t}/results/sst5/lr\.jsonl:1: an ok record's value must be a finite number, got '0\.4'"),
 ]
+
+
+def runner(t: Path, *overrides: str) -> Outcome:
+    """``python -m experiments.run study=toy`` with its results in ``t/results`` and ``overrides``."""
+    return shell("experiments.run", "study=toy", "trials=2", f"paths.results_dir={t}/results", *overrides)
 
 MAINS = {"analysis": "analysis.__main__", "figures": "figures.__main__"}  # else the module itself has main()
 
@@ -340,6 +398,6 @@ def test_bad_input(case: Case, tmp_path: Path):
 
 def test_the_table_covers_every_entry_point_and_30_cases():
     kinds = {c.id.split("-")[0] for c in CASES}
-    assert {"sst", "glove", "download", "analysis", "figures", "compare"} <= kinds
+    assert {"sst", "glove", "download", "analysis", "figures", "compare", "runner"} <= kinds
     assert len(CASES) >= 30 and len({c.id for c in CASES}) == len(CASES)
     assert any("subprocess" in c.id for c in CASES)
