@@ -1,0 +1,212 @@
+"""Read and write a biLM in the official ELMo layout: ``options.json`` + weights hdf5 (model spec §C).
+
+:func:`load_bilm` reads the files of bilm-tf and AllenNLP (the 2x4096_512_2048cnn_2xhighway
+release, or the test fixture); :func:`save_bilm` writes the same layout, so a biLM trained
+here is read back by the same loader.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+import torch
+
+from data.download import DataError, DataMissingError
+from models.bilm import BiLm, BiLmOptions
+
+_URL = "https://allennlp.s3.amazonaws.com/models/elmo/2x4096_512_2048cnn_2xhighway/elmo_2x4096_512_2048cnn_2xhighway"
+OPTIONS_URL = f"{_URL}_options.json"
+WEIGHTS_URL = f"{_URL}_weights.hdf5"
+_LSTM_CELL = "RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell/"
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    return _integer(value) or isinstance(value, float)
+
+
+def _filters(value: Any) -> bool:
+    return isinstance(value, list) and len(value) > 0 and all(
+        isinstance(pair, list) and len(pair) == 2 and all(_integer(v) and v > 0 for v in pair) for pair in value)
+
+
+_OPTION_KEYS: dict[str, tuple[str, Callable[[Any], bool], str]] = {
+    "char_dim": ("char_cnn.embedding.dim", _integer, "an integer"),
+    "filters": ("char_cnn.filters", _filters, "a list of [width, filters] pairs of positive integers"),
+    "n_highway": ("char_cnn.n_highway", _integer, "an integer"),
+    "n_characters": ("char_cnn.n_characters", _integer, "an integer"),
+    "max_characters_per_token": ("char_cnn.max_characters_per_token", _integer, "an integer"),
+    "cell_dim": ("lstm.dim", _integer, "an integer"),
+    "projection_dim": ("lstm.projection_dim", _integer, "an integer"),
+    "n_layers": ("lstm.n_layers", _integer, "an integer"),
+    "cell_clip": ("lstm.cell_clip", _number, "a number"),
+    "proj_clip": ("lstm.proj_clip", _number, "a number"),
+    "use_skip_connections": ("lstm.use_skip_connections", lambda v: isinstance(v, bool), "true or false"),
+    "activation": ("char_cnn.activation", lambda v: v == "relu", '"relu" (the only one supported)'),
+}
+
+
+def options_from_json(raw: Any, source: str) -> BiLmOptions:
+    """The options of an ``options.json`` mapping; :class:`DataError` naming ``source`` and the key."""
+    values: dict[str, Any] = {}
+    for field, (key, valid, expected) in _OPTION_KEYS.items():
+        value = raw
+        for part in key.split("."):
+            if not isinstance(value, dict) or part not in value:
+                raise DataError(f"{source}: missing key '{key}'")
+            value = value[part]
+        if not valid(value):
+            raise DataError(f"{source}: key '{key}' is {value!r}, expected {expected}")
+        values[field] = value
+    del values["activation"]  # checked only: BiLmOptions implies relu
+    values["filters"] = tuple((width, n) for width, n in values["filters"])
+    return BiLmOptions(**values)
+
+
+def _missing(path: Path, what: str) -> DataMissingError:
+    return DataMissingError(
+        f"ELMo {what} file {path} not found. On a machine with internet fetch the official "
+        f"2x4096_512_2048cnn_2xhighway ELMo, options {OPTIONS_URL} and weights {WEIGHTS_URL} "
+        f"(the weights are ~360 MB), and put the {what} file at {path}.")
+
+
+def read_options(options_file: str | Path) -> BiLmOptions:
+    """Parse an ``options.json``: :class:`DataMissingError` if absent, :class:`DataError` if malformed."""
+    path = Path(options_file)
+    if not path.is_file():
+        raise _missing(path, "options")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DataError(f"{path}: not JSON ({err})") from err
+    return options_from_json(raw, str(path))
+
+
+def _swap_gates(x: np.ndarray) -> np.ndarray:
+    """TF's gate blocks i, j, f, o <-> i, f, j, o along the last axis (the swap is its own inverse)."""
+    i, j, f, o = np.split(x, 4, axis=-1)
+    return np.concatenate([i, f, j, o], axis=-1)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """How the file stores a parameter: with a leading axis of 1, axes permuted, negated."""
+
+    axes: tuple[int, ...] | None = None  # file axes (after the leading one) in the parameter's order
+    negate: bool = False
+    leading_axis: bool = False
+
+    def to_param(self, array: np.ndarray) -> np.ndarray:
+        array = array[0] if self.leading_axis else array
+        array = array.transpose(self.axes) if self.axes else array
+        return -array if self.negate else array
+
+    def to_file(self, array: np.ndarray) -> np.ndarray:
+        array = array.transpose(np.argsort(self.axes)) if self.axes else array
+        array = -array if self.negate else array
+        return array[None] if self.leading_axis else array
+
+    def file_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        shape = tuple(shape[k] for k in np.argsort(self.axes)) if self.axes else shape
+        return (1, *shape) if self.leading_axis else shape
+
+
+_AS_IS, _TRANSPOSED = _Layout(), _Layout(axes=(1, 0))
+
+
+def _parameter_layouts(model: BiLm) -> dict[str, tuple[torch.Tensor, _Layout]]:
+    """hdf5 key -> (the parameter, or part of one, that it holds; its layout), for all but the LSTM's W_0 and B."""
+    embedder = model.token_embedder
+    layouts = {"char_embed": (embedder.char_embedding[1:], _AS_IS),  # row 0 is the padding row, not in the file
+               "CNN_proj/W_proj": (embedder.projection.weight, _TRANSPOSED),
+               "CNN_proj/b_proj": (embedder.projection.bias, _AS_IS)}
+    for k, conv in enumerate(embedder.convs):
+        layouts[f"CNN/W_cnn_{k}"] = (conv.weight, _Layout(axes=(2, 1, 0), leading_axis=True))
+        layouts[f"CNN/b_cnn_{k}"] = (conv.bias, _AS_IS)
+    dim = model.options.n_filters
+    for k, layer in enumerate(embedder.highway.layers):
+        # Highway gates x by σ(g); TF's carry gate σ(c) gates the transform, so g = -c
+        layouts[f"CNN_high_{k}/W_transform"] = (layer.weight[:dim], _TRANSPOSED)
+        layouts[f"CNN_high_{k}/b_transform"] = (layer.bias[:dim], _AS_IS)
+        layouts[f"CNN_high_{k}/W_carry"] = (layer.weight[dim:], _Layout(axes=(1, 0), negate=True))
+        layouts[f"CNN_high_{k}/b_carry"] = (layer.bias[dim:], _Layout(negate=True))
+    for k, layer in enumerate(model.lstm.layers):
+        for direction in (0, 1):
+            layouts[_LSTM_CELL.format(direction=direction, layer=k) + "W_P_0"] = (layer.proj_weight[direction], _AS_IS)
+    return layouts
+
+
+def _dataset(weights: h5py.File, key: str, shape: tuple[int, ...], path: Path) -> np.ndarray:
+    """The array at ``key``, checked to have ``shape``."""
+    item = weights.get(key)
+    if not isinstance(item, h5py.Dataset):
+        raise DataError(f"{path}: missing dataset '{key}'")
+    if item.shape != shape:
+        raise DataError(f"{path}: dataset '{key}' has shape {item.shape}, expected {shape}")
+    return item[...]
+
+
+def load_bilm(options_file: str | Path, weight_file: str | Path, requires_grad: bool = False) -> BiLm:
+    """A :class:`BiLm` with the weights of an official-layout ELMo (spec §C "hdf5 → parameter mapping")."""
+    options = read_options(options_file)
+    path = Path(weight_file)
+    if not path.is_file():
+        raise _missing(path, "weights")
+    model = BiLm(options)
+    cell = options.cell_dim
+    try:
+        weights = h5py.File(path, "r")
+    except OSError as err:
+        raise DataError(f"{path}: not an HDF5 file ({err})") from err
+    with weights, torch.no_grad():
+        for key, (param, layout) in _parameter_layouts(model).items():
+            array = _dataset(weights, key, layout.file_shape(tuple(param.shape)), path)
+            param.copy_(torch.from_numpy(np.ascontiguousarray(layout.to_param(array))))
+        model.token_embedder.char_embedding[0] = 0.0
+        for k, layer in enumerate(model.lstm.layers):
+            input_dim = layer.input_weight.shape[1]
+            for direction in (0, 1):
+                prefix = _LSTM_CELL.format(direction=direction, layer=k)
+                w = _swap_gates(_dataset(weights, prefix + "W_0", (input_dim + options.projection_dim, 4 * cell), path))
+                bias = _dataset(weights, prefix + "B", (4 * cell,), path).astype(np.float64)
+                bias[2 * cell:3 * cell] += 1.0  # TF's forget_bias, added to the forget block (third in TF's order)
+                layer.input_weight[direction] = torch.from_numpy(w[:input_dim])
+                layer.state_weight[direction] = torch.from_numpy(w[input_dim:])
+                layer.bias[direction] = torch.from_numpy(_swap_gates(bias))
+    model.requires_grad_(requires_grad)
+    return model
+
+
+def save_bilm(model: BiLm, options: Mapping[str, Any], folder: str | Path) -> tuple[Path, Path]:
+    """Write ``folder/options.json`` and ``folder/weights.hdf5`` in the official layout; returns both paths.
+
+    ``options`` is the ``options.json`` content and must describe ``model``. Each LSTM bias
+    ``B`` is stored as float64 so that the loader's +1 gives back the float32 bias exactly.
+    """
+    if options_from_json(options, "options") != model.options:
+        raise ValueError(f"the options describe {options_from_json(options, 'options')}, not the model's {model.options}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    options_path, weights_path = folder / "options.json", folder / "weights.hdf5"
+    options_path.write_text(json.dumps(options, indent=2) + "\n", encoding="utf-8")
+    cell = model.options.cell_dim
+    with h5py.File(weights_path, "w") as weights, torch.no_grad():
+        for key, (param, layout) in _parameter_layouts(model).items():
+            weights[key] = layout.to_file(param.detach().cpu().numpy())
+        for k, layer in enumerate(model.lstm.layers):
+            for direction in (0, 1):
+                prefix = _LSTM_CELL.format(direction=direction, layer=k)
+                w = torch.cat([layer.input_weight[direction], layer.state_weight[direction]]).cpu().numpy()
+                weights[prefix + "W_0"] = _swap_gates(w)
+                bias = _swap_gates(layer.bias[direction].cpu().numpy().astype(np.float64))
+                bias[2 * cell:3 * cell] -= 1.0
+                weights[prefix + "B"] = bias
+    return options_path, weights_path
