@@ -33,12 +33,39 @@ from typing import BinaryIO, Iterator
 
 import numpy as np
 
-from data.download import DataError
+from data.download import DataError, DataMissingError, fetch
 
 KUMO_SOURCE = "glove_6b_50d"
 PADDING = "@@PADDING@@"
 _KUMO_VECTORS = "glove_6B_50d_emb.npy"
 _KUMO_INDEX = "glove_6B_index.parquet"
+
+
+# The official archives of the other GloVe sets the paper's tables use, by name: downloaded into
+# <data_dir>/glove/ on a machine with internet. Stanford publishes no checksums for them; the
+# sha256 of the archive a study read goes into its provenance.
+OFFICIAL = {
+    "glove_840b_300d": ("https://nlp.stanford.edu/data/glove.840B.300d.zip", "glove.840B.300d.txt"),  # DAM, ESIM, DGEM, BCN
+    "glove_6b_100d": ("https://nlp.stanford.edu/data/glove.6B.zip", "glove.6B.100d.txt"),  # BiDAF
+}
+
+
+def resolve_source(source: str, data_dir: str | Path) -> str:
+    """The file behind an embedding ``source``: an :data:`OFFICIAL` name becomes
+    ``<data_dir>/glove/<archive>.zip:<member>`` (downloaded first when missing); the kumo name and
+    file paths are returned as they are."""
+    if source not in OFFICIAL:
+        return source
+    url, member = OFFICIAL[source]
+    archive = Path(data_dir) / "glove" / Path(url).name
+    if not archive.is_file():
+        try:
+            fetch(url, archive)
+        except DataMissingError as err:
+            raise DataMissingError(f"GloVe {source!r} needs {archive} ({url}, several hundred MB to 2 GB): download "
+                                   f"it on a machine with internet and put it there, or run a study with the "
+                                   f"reduced family files, which read GloVe 6B 50d ({KUMO_SOURCE}). {err}") from err
+    return f"{archive}:{member}"
 
 
 def _kumo_root() -> Path:

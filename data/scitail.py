@@ -1,19 +1,32 @@
 """SciTail readers (Khot et al., 2018), the data of Tables 7-10.
 
-``tokenized``: ``<data_dir>/scitail_tokenized/{dev,test}.txt``, one pair per line,
-``premise<TAB>hypothesis<TAB>label``, tokens separated by spaces, label 0 = entails, 1 = neutral
-(a preprocessed release of SciTail v1.1 dev and test; it has no train split). The official
-v1.1 formats are read by the readers of the SciTail case study.
+- ``tokenized``: ``<data_dir>/scitail_tokenized/{dev,test}.txt``, one pair per line,
+  ``premise<TAB>hypothesis<TAB>label``, tokens separated by spaces, label 0 = entails,
+  1 = neutral (a preprocessed release of SciTail v1.1 dev and test; it has no train split).
+- the official v1.1 release, unpacked in ``<data_dir>/scitail/SciTailV1.1/`` (downloaded there on
+  a machine with internet): ``snli_format`` (JSON lines: sentence1, sentence2, gold_label),
+  ``tsv_format`` (premise, hypothesis, label) and ``dgem_format`` (premise, hypothesis, label and
+  the hypothesis's structure). Raw text is tokenized with spaCy's rule-based English tokenizer,
+  as AllenNLP's readers did (whitespace tokens dropped).
 """
 from __future__ import annotations
 
+import functools
+import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from data.download import DataError, DataMissingError
+from data.download import DataError, DataMissingError, fetch
 
 LABELS = ("entails", "neutral")
 TOKENIZED_SPLITS = ("dev", "test")
+SPLITS = ("train", "dev", "test")
+OFFICIAL_PAIRS = {"snli_format": {"train": 23596, "dev": 1304, "test": 2126},
+                  "tsv_format": {"train": 23596, "dev": 1304, "test": 2126},
+                  "dgem_format": {"train": 23088, "dev": 1304, "test": 2126}}
+URL = "http://data.allenai.org.s3.amazonaws.com/downloads/SciTailV1.1.zip"
+_GOLD = {"entailment": 0, "entails": 0, "neutral": 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +36,7 @@ class PairExample:
     premise: tuple[str, ...]
     hypothesis: tuple[str, ...]
     label: int
+    structure: str | None = None  # dgem_format: the hypothesis's tuples (``$$$``-joined, fields ``<>``-joined)
 
 
 def read_tokenized(data_dir: str | Path, split: str) -> list[PairExample]:
@@ -52,3 +66,95 @@ def read_tokenized(data_dir: str | Path, split: str) -> list[PairExample]:
     if not examples:
         raise DataError(f"{path}: the file holds no pairs")
     return examples
+
+
+def _file_name(fmt: str, split: str) -> str:
+    if fmt not in OFFICIAL_PAIRS:
+        raise ValueError(f"SciTail formats are {', '.join(OFFICIAL_PAIRS)}, not {fmt!r}")
+    if split not in SPLITS:
+        raise ValueError(f"SciTail has splits {', '.join(SPLITS)}, not {split!r}")
+    return {"snli_format": f"scitail_1.0_{split}.txt", "tsv_format": f"scitail_1.0_{split}.tsv",
+            "dgem_format": f"scitail_1.0_structure_{split}.tsv"}[fmt]
+
+
+def official_file(data_dir: str | Path, fmt: str, split: str) -> Path:
+    """Where a split of an official v1.1 format lies; downloaded (and unpacked) first when missing."""
+    folder = Path(data_dir) / "scitail"
+    path = folder / "SciTailV1.1" / fmt / _file_name(fmt, split)
+    if not path.is_file():
+        archive = folder / Path(URL).name
+        if not archive.is_file():
+            try:
+                fetch(URL, archive)
+            except DataMissingError as err:
+                raise DataMissingError(f"{path} not found: download {URL} on a machine with internet and unpack it "
+                                       f"into {folder}/ (or put the zip at {archive}). {err}") from err
+        _unpack(archive, folder)
+    return path
+
+
+def _unpack(archive: Path, folder: Path) -> None:
+    """Extract the release after checking that every split of every format has its official row
+    count (the release publishes no checksum)."""
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            for fmt, counts in OFFICIAL_PAIRS.items():
+                for split, expected in counts.items():
+                    member = f"SciTailV1.1/{fmt}/{_file_name(fmt, split)}"
+                    try:
+                        rows = sum(1 for line in zf.read(member).splitlines() if line.strip())
+                    except KeyError:
+                        rows = 0
+                    if rows != expected:
+                        raise DataError(f"{archive}: {member} has {rows} pairs, expected {expected}; not the official "
+                                        "SciTail v1.1 release (delete it to download it again)")
+            zf.extractall(folder)
+    except zipfile.BadZipFile as err:
+        raise DataError(f"{archive}: not a zip archive ({err}); delete it to download it again") from err
+
+
+@functools.lru_cache(maxsize=1)
+def _tokenizer():
+    import spacy
+
+    return spacy.blank("en")
+
+
+def tokenize(text: str) -> tuple[str, ...]:
+    """spaCy's rule-based English tokens of ``text``, whitespace tokens dropped."""
+    return tuple(token.text for token in _tokenizer()(text) if not token.is_space)
+
+
+def _official_rows(path: Path, split: str, fmt: str) -> list[PairExample]:
+    examples = []
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            if fmt == "snli_format":
+                try:
+                    row = json.loads(line)
+                    premise, hypothesis, gold = row["sentence1"], row["sentence2"], row["gold_label"]
+                except (json.JSONDecodeError, KeyError, TypeError) as err:
+                    raise DataError(f"{path}:{number}: not a JSON object with sentence1, sentence2 and gold_label ({err})") from None
+                structure = None
+                if gold == "-":  # no consensus label: AllenNLP's reader skips the pair
+                    continue
+            else:
+                fields = line.rstrip("\n").split("\t")
+                wanted = 4 if fmt == "dgem_format" else 3
+                if len(fields) != wanted:
+                    raise DataError(f"{path}:{number}: expected {wanted} tab-separated fields, got {len(fields)}")
+                premise, hypothesis, gold = fields[:3]
+                structure = fields[3] if fmt == "dgem_format" else None
+            if gold not in _GOLD:
+                raise DataError(f"{path}:{number}: label must be entailment/entails or neutral, got {gold!r}")
+            examples.append(PairExample(tokenize(premise), tokenize(hypothesis), _GOLD[gold], structure))
+    if not examples:
+        raise DataError(f"{path}: the file holds no pairs")
+    return examples
+
+
+def read_official(data_dir: str | Path, split: str, fmt: str = "snli_format") -> list[PairExample]:
+    """One split of the official SciTail v1.1 release in format ``fmt`` (see the module docstring)."""
+    return _official_rows(official_file(data_dir, fmt, split), split, fmt)

@@ -97,7 +97,8 @@ def _load_raw(stem: str, dirs: list[Path], seen: tuple[str, ...] = ()) -> tuple[
         raise ConfigError(path, "inherits", f"no family file {base}.yaml in {', '.join(map(str, dirs))}") from None
     merged = {**parent, **{k: v for k, v in raw.items() if k not in ("fixed", "search", "inherits")}}
     merged["fixed"] = {**(parent.get("fixed") or {}), **(raw.get("fixed") or {})}
-    merged["search"] = {**(parent.get("search") or {}), **(raw.get("search") or {})}
+    # a variant's `name: null` under search drops the inherited entry (a setting it no longer searches)
+    merged["search"] = {k: v for k, v in {**(parent.get("search") or {}), **(raw.get("search") or {})}.items() if v is not None}
     return merged, path
 
 

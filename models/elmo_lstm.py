@@ -14,85 +14,99 @@ import torch
 from torch import nn
 
 
-def _scan(zin: torch.Tensor, w_state: torch.Tensor, w_proj: torch.Tensor, h: torch.Tensor,
-          c: torch.Tensor, cell_clip: float, proj_clip: float, keep: bool) -> tuple[torch.Tensor, ...]:
-    """Run the cells over time; zin (2,T,B,4C) is W_in·x + b for every step, gates i, f, g, o.
+def _layer_forward(x: torch.Tensor, w_in: torch.Tensor, bias: torch.Tensor, w_state: torch.Tensor,
+                   w_proj: torch.Tensor, h: torch.Tensor, c: torch.Tensor, cell_clip: float, proj_clip: float,
+                   keep: bool) -> tuple[torch.Tensor, ...]:
+    """Run one layer's cells over x (2,T,B,in) from states h (2,B,H), c (2,B,C); gates i, f, g, o.
 
     Returns the clipped outputs h (2,T,B,H) and clipped cells c (2,T,B,C); with ``keep``
-    also the gate activations, the raw cells, σ(o)⊙tanh(c) and the raw projections, which
-    the backward pass needs.
+    also what the backward pass needs: the gate activations, the raw cells, σ(o)⊙tanh(c)
+    and the raw projections. Every step works in place on slices of these buffers.
     """
-    _, steps, batch, four_cell = zin.shape
-    cell = four_cell // 4
-    out = zin.new_empty(2, steps, batch, w_proj.shape[2])
-    cells = zin.new_empty(2, steps, batch, cell)
-    if keep:
-        gates, cells_raw = torch.empty_like(zin), torch.empty_like(cells)
-        pre_proj, proj_raw = torch.empty_like(cells), torch.empty_like(out)
+    _, steps, batch, input_dim = x.shape
+    cell, hidden = w_proj.shape[1:]
+    # x·W_in + b for all steps in one product; each step adds h·W_state in place, then activates
+    gates = torch.bmm(x.reshape(2, steps * batch, input_dim), w_in).add_(bias.unsqueeze(1))
+    gates = gates.view(2, steps, batch, 4 * cell)
+    out, cells = x.new_empty(2, steps, batch, hidden), x.new_empty(2, steps, batch, cell)
+    cells_raw, pre_proj, proj_raw = ((torch.empty_like(cells), torch.empty_like(cells), torch.empty_like(out))
+                                     if keep else (cells, cells.new_empty(2, batch, cell), out))
     for t in range(steps):
-        z = torch.baddbmm(zin[:, t], h, w_state, out=gates[:, t] if keep else None)
-        z[..., :2 * cell].sigmoid_()
-        z[..., 2 * cell:3 * cell].tanh_()
-        z[..., 3 * cell:].sigmoid_()
+        z = gates[:, t].baddbmm_(h, w_state)
         i, f, g, o = z.chunk(4, dim=-1)
-        c = torch.addcmul(f * c, i, g, out=cells_raw[:, t] if keep else None)
+        z[..., :2 * cell].sigmoid_()
+        g.tanh_()
+        o.sigmoid_()
+        c = torch.mul(f, c, out=cells_raw[:, t]).addcmul_(i, g)
         c = torch.clamp(c, -cell_clip, cell_clip, out=cells[:, t])
-        m = torch.mul(o, c.tanh(), out=pre_proj[:, t] if keep else None)
-        h = torch.bmm(m, w_proj, out=proj_raw[:, t] if keep else None)
+        m = torch.tanh(c, out=pre_proj[:, t] if keep else pre_proj).mul_(o)
+        h = torch.bmm(m, w_proj, out=proj_raw[:, t])
         h = torch.clamp(h, -proj_clip, proj_clip, out=out[:, t])
     if keep:
         return out, cells, gates, cells_raw, pre_proj, proj_raw
     return out, cells
 
 
-class _ProjectedLstmScan(torch.autograd.Function):
-    """:func:`_scan` with a hand-written backward through time.
+class _ProjectedLstmLayer(torch.autograd.Function):
+    """:func:`_layer_forward` with a hand-written backward through time.
 
     Autograd would record ~10 nodes per step and compute the weight gradients step by step;
-    here each step costs two small matrix products, and the weight gradients are one product
-    over all steps at the end. Clipping passes the gradient where the raw value lies within
-    the bounds, inclusive, as ``torch.clamp`` does.
+    here each step costs two small matrix products and a few in-place products, and the
+    gradients of x and of the weights are one product each over all steps at the end.
+    Clipping passes the gradient where the raw value lies within the bounds, inclusive, as
+    ``torch.clamp`` does.
     """
 
     @staticmethod
-    def forward(ctx: Any, zin: torch.Tensor, w_state: torch.Tensor, w_proj: torch.Tensor, h0: torch.Tensor,
-                c0: torch.Tensor, cell_clip: float, proj_clip: float) -> tuple[torch.Tensor, torch.Tensor]:
-        out, cells, gates, cells_raw, pre_proj, proj_raw = _scan(zin, w_state, w_proj, h0, c0,
-                                                                 cell_clip, proj_clip, keep=True)
-        ctx.save_for_backward(w_state, w_proj, h0, c0, out, cells, gates, cells_raw, pre_proj, proj_raw)
+    def forward(ctx: Any, x: torch.Tensor, w_in: torch.Tensor, bias: torch.Tensor, w_state: torch.Tensor,
+                w_proj: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor, cell_clip: float,
+                proj_clip: float) -> tuple[torch.Tensor, torch.Tensor]:
+        out, cells, gates, cells_raw, pre_proj, proj_raw = _layer_forward(x, w_in, bias, w_state, w_proj, h0, c0,
+                                                                          cell_clip, proj_clip, keep=True)
+        ctx.save_for_backward(x, w_in, w_state, w_proj, h0, c0, out, cells, gates, cells_raw, pre_proj, proj_raw)
         ctx.clips = (cell_clip, proj_clip)
         ctx.mark_non_differentiable(cells)
         return out, cells
 
     @staticmethod
     def backward(ctx: Any, grad_out: torch.Tensor, _grad_cells: Any) -> tuple[torch.Tensor | None, ...]:
-        w_state, w_proj, h0, c0, out, cells, gates, cells_raw, pre_proj, proj_raw = ctx.saved_tensors
+        x, w_in, w_state, w_proj, h0, c0, out, cells, gates, cells_raw, pre_proj, proj_raw = ctx.saved_tensors
         cell_clip, proj_clip = ctx.clips
         _, steps, batch, four_cell = gates.shape
-        cell = four_cell // 4
-        i, f, g, o = gates.chunk(4, dim=-1)
-        tanh_c = cells.tanh()
-        cell_pass = cells_raw.abs().le_(cell_clip).to(cells.dtype)
-        proj_pass = proj_raw.abs().le_(proj_clip).to(out.dtype)
-        c_prev = torch.cat([c0.unsqueeze(1), cells[:, :-1]], dim=1)
-        # dz = [dc, dc, dc, dm] ⊙ factors, where dc is the gradient of the raw cell and dm of σ(o)⊙tanh(c)
-        factors = torch.cat([g * i * (1 - i), c_prev * f * (1 - f), i * (1 - g * g), tanh_c * o * (1 - o)], dim=-1)
-        to_cell = o * (1 - tanh_c * tanh_c) * cell_pass  # dm -> dc through tanh(c) and the clip
+        one = gates.new_ones(())
+        cell_pass, proj_pass = cells_raw.abs().le_(cell_clip), proj_raw.abs().le_(proj_clip)
         w_state_t, w_proj_t = w_state.transpose(1, 2).contiguous(), w_proj.transpose(1, 2).contiguous()
         grad_z, grad_p = torch.empty_like(gates), torch.empty_like(out)
-        dh, dc = out.new_zeros(2, batch, out.shape[3]), cells.new_zeros(2, batch, cell)
+        dh, dc = out.new_zeros(2, batch, out.shape[3]), cells.new_zeros(2, batch, cells.shape[3])
+        # step by step on cache-sized slices: precomputing factors for all steps costs more memory traffic
         for t in range(steps - 1, -1, -1):
-            dp = torch.mul(grad_out[:, t] + dh, proj_pass[:, t], out=grad_p[:, t])
-            dm = torch.bmm(dp, w_proj_t)
-            dc = torch.addcmul(dc * cell_pass[:, t], dm, to_cell[:, t])
-            dz = torch.mul(torch.cat([dc, dc, dc, dm], dim=-1), factors[:, t], out=grad_z[:, t])
-            dh = torch.bmm(dz, w_state_t)
-            dc = dc * f[:, t]
-        h_prev = torch.cat([h0.unsqueeze(1), out[:, :-1]], dim=1).reshape(2, steps * batch, -1)
-        grad_w_state = torch.bmm(h_prev.transpose(1, 2), grad_z.view(2, steps * batch, four_cell))
-        grad_w_proj = torch.bmm(pre_proj.view(2, steps * batch, cell).transpose(1, 2),
-                                grad_p.view(2, steps * batch, -1))
-        return grad_z, grad_w_state, grad_w_proj, dh, dc, None, None
+            i, f, g, o = gates[:, t].chunk(4, dim=-1)
+            dz_i, dz_f, dz_g, dz_o = grad_z[:, t].chunk(4, dim=-1)
+            dp = torch.add(grad_out[:, t], dh, out=grad_p[:, t]).mul_(proj_pass[:, t])
+            dm = torch.bmm(dp, w_proj_t)  # gradient of σ(o)⊙tanh(c)
+            tanh_c = cells[:, t].tanh()
+            torch.mul(dm, tanh_c, out=dz_o).mul_(torch.addcmul(o, o, o, value=-1))  # σ' = σ - σ²
+            # the raw cell's gradient: the one carried from t+1 plus the one through tanh(c), where the clip passed
+            dc = torch.addcmul(dc, dm.mul_(o), torch.addcmul(one, tanh_c, tanh_c, value=-1)).mul_(cell_pass[:, t])
+            torch.mul(dc, g, out=dz_i).mul_(torch.addcmul(i, i, i, value=-1))
+            torch.mul(dc, cells[:, t - 1] if t else c0, out=dz_f).mul_(torch.addcmul(f, f, f, value=-1))
+            torch.mul(dc, i, out=dz_g).mul_(torch.addcmul(one, g, g, value=-1))
+            dh = torch.bmm(grad_z[:, t], w_state_t)
+            dc = dc * f
+        flat_z = grad_z.view(2, steps * batch, four_cell)
+        grads: list[torch.Tensor | None] = [None] * 5
+        needs = ctx.needs_input_grad
+        if needs[0]:
+            grads[0] = torch.bmm(flat_z, w_in.transpose(1, 2).contiguous()).view(x.shape)
+        if needs[1] or needs[3]:  # both weight gradients in one product
+            inputs = torch.cat([x, torch.cat([h0.unsqueeze(1), out[:, :-1]], dim=1)], dim=-1)
+            grad_w = torch.bmm(inputs.view(2, steps * batch, -1).transpose(1, 2), flat_z)
+            grads[1], grads[3] = grad_w[:, :x.shape[3]], grad_w[:, x.shape[3]:]
+        if needs[2]:
+            grads[2] = flat_z.sum(dim=1)
+        if needs[4]:
+            grads[4] = torch.bmm(pre_proj.view(2, steps * batch, -1).transpose(1, 2), grad_p.view(2, steps * batch, -1))
+        return (*grads, dh, dc, None, None)
 
 
 class BiProjectedLstmLayer(nn.Module):
@@ -115,14 +129,10 @@ class BiProjectedLstmLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x (2,T,B,in), initial h0 (2,B,H) and c0 (2,B,C) -> outputs h (2,T,B,H), cells c (2,T,B,C)."""
-        _, steps, batch, input_dim = x.shape
-        zin = torch.baddbmm(self.bias.unsqueeze(1), x.reshape(2, steps * batch, input_dim), self.input_weight)
-        zin = zin.view(2, steps, batch, -1)
-        if torch.is_grad_enabled() and (zin.requires_grad or self.state_weight.requires_grad
-                                        or self.proj_weight.requires_grad):
-            return _ProjectedLstmScan.apply(zin, self.state_weight, self.proj_weight, h0, c0,
-                                            self.cell_clip, self.proj_clip)
-        return _scan(zin, self.state_weight, self.proj_weight, h0, c0, self.cell_clip, self.proj_clip, keep=False)
+        weights = (self.input_weight, self.bias, self.state_weight, self.proj_weight)
+        if torch.is_grad_enabled() and any(tensor.requires_grad for tensor in (x, *weights)):
+            return _ProjectedLstmLayer.apply(x, *weights, h0, c0, self.cell_clip, self.proj_clip)
+        return _layer_forward(x, *weights, h0, c0, self.cell_clip, self.proj_clip, keep=False)
 
 
 class ElmoLstm(nn.Module):

@@ -41,6 +41,9 @@ TRAINING_SETTINGS = {
     "scheduler_factor": {"type": "float", "min": 0.0, "max": 1.0, "default": 0.1},
     "scheduler_patience": {"type": "int", "min": 0, "default": 10},
     "scheduler_gamma": {"type": "float", "min": 0.0, "max": 1.0, "null": True, "default": None},
+    # epochs the exponential decay starts late: AllenNLP stepped it with the finished epoch's index,
+    # so epochs 0 and 1 both ran at the base rate (lag 1, spec §0)
+    "scheduler_lag": {"type": "int", "min": 0, "default": 0},
 }
 
 
@@ -82,8 +85,9 @@ def build_scheduler(optimizer: torch.optim.Optimizer, params: Mapping[str, Any])
 
     ``reduce_on_plateau`` reads ``scheduler_mode``, ``scheduler_factor`` and
     ``scheduler_patience`` (torch's ReduceLROnPlateau, stepped with the validation
-    metric, as AllenNLP did); ``exponential`` reads ``scheduler_gamma``; a missing,
-    null or "none" ``scheduler`` means none (Table 7).
+    metric, as AllenNLP did); ``exponential`` reads ``scheduler_gamma`` and ``scheduler_lag``
+    (epoch e, from 0, runs at lr·γ^max(0, e − lag)); a missing, null or "none" ``scheduler``
+    means none (Table 7).
     """
     name = params.get("scheduler")
     if name in (None, "none"):
@@ -95,7 +99,8 @@ def build_scheduler(optimizer: torch.optim.Optimizer, params: Mapping[str, Any])
     if name == "exponential":
         if params.get("scheduler_gamma") is None:
             raise ValueError("the exponential scheduler needs scheduler_gamma")
-        return torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=params["scheduler_gamma"])
+        gamma, lag = params["scheduler_gamma"], params.get("scheduler_lag", 0)
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: gamma ** max(0, epoch - lag))
     raise ValueError(f"unknown scheduler {name!r}; expected reduce_on_plateau, exponential or null")
 
 

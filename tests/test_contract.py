@@ -2,8 +2,9 @@
 
 For each file: its fixed and searched keys pass the settings check against the ``SETTINGS`` its
 training function declares; the model builds from a sampled assignment on the task adapter's
-generated data; and a few optimisation steps lower the training loss. The step size (``lr``, or
-``C`` for the logistic regression) is set so that a few steps show learning whatever was sampled.
+generated data; and a few optimisation steps lower the training loss. The steps are Adam's at
+1e-3 (for the logistic regression, C = 1), so that a few of them show learning whatever learning
+rate was sampled; the families' own optimizers and schedules are the trainer's, tested on their own.
 Families whose model is not in the suite yet are skipped with that reason.
 """
 import importlib
@@ -43,15 +44,17 @@ def test_family_contract(stem):
         resolve(sampled(family, index), module.SETTINGS)
     params = resolve(sampled(family), module.SETTINGS)
     data = module.TASK.synthetic()
+    if hasattr(module, "prepare"):  # inputs a model derives from the data once (the n-gram's overlaps)
+        data = module.prepare(data)
     model = module.build(params, data)
     if isinstance(model, nn.Module):
         before, after = torch_losses(model, data, module.TASK, params)
     else:
         before, after = math.log(data.n_classes), sklearn_loss(module, params, data)
-    assert after < 0.9 * before, f"{stem}: training loss {before:.4f} -> {after:.4f}"
+    assert after < 0.95 * before, f"{stem}: training loss {before:.4f} -> {after:.4f}"
 
 
-def torch_losses(model, data, task, params, steps=30):
+def torch_losses(model, data, task, params, steps=60):
     torch.manual_seed(0)
     batches = list(task.training_batches(data.train, params, torch.Generator().manual_seed(0)))
 
@@ -61,7 +64,7 @@ def torch_losses(model, data, task, params, steps=30):
             return float(np.mean([model(**batch)["loss"].item() for batch in batches]))
 
     before = loss()
-    optimizer = build_optimizer(model, {**params, "lr": 1e-2})
+    optimizer = build_optimizer(model, {**params, "optimizer": "adam", "lr": 1e-3})
     model.train()
     for step in range(steps):
         optimizer.zero_grad()

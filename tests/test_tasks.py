@@ -103,3 +103,52 @@ def test_real_tokenized_scitail_counts():
     dev, test = read_tokenized(real_data_dir(), "dev"), read_tokenized(real_data_dir(), "test")
     assert (len(dev), sum(ex.label == 0 for ex in dev)) == (1304, 657)
     assert (len(test), sum(ex.label == 0 for ex in test)) == (2126, 842)
+
+
+def _official(tmp_path, fmt, name, text):
+    folder = tmp_path / "scitail" / "SciTailV1.1" / fmt
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text)
+
+
+def test_official_scitail_formats_tokenized_with_spacy(tmp_path):
+    from data.scitail import read_official
+
+    _official(tmp_path, "snli_format", "scitail_1.0_dev.txt",
+              '{"sentence1": "The U.S.-based plant isn\'t green.", "sentence2": "Plants are  green.", "gold_label": "neutral"}\n'
+              '{"sentence1": "a", "sentence2": "b", "gold_label": "-"}\n'
+              '{"sentence1": "Cells divide.", "sentence2": "Cells split.", "gold_label": "entailment"}\n')
+    dev = read_official(tmp_path, "dev")
+    assert [ex.label for ex in dev] == [1, 0]  # the "-" pair is skipped, as AllenNLP's reader did
+    assert dev[0].premise == ("The", "U.S.-based", "plant", "is", "n't", "green", ".")
+    assert dev[0].hypothesis == ("Plants", "are", "green", ".")  # the whitespace token is dropped
+    _official(tmp_path, "dgem_format", "scitail_1.0_structure_test.tsv",
+              "Cells divide.\tCells split.\tentails\tCells<>split<>L:in two\n")
+    (test,) = read_official(tmp_path, "test", "dgem_format")
+    assert test.label == 0 and test.structure == "Cells<>split<>L:in two"
+
+
+@pytest.mark.parametrize("fmt, name, text, message", [
+    ("snli_format", "scitail_1.0_dev.txt", '{"sentence1": "a"}\n', "dev.txt:1: not a JSON object with sentence1"),
+    ("tsv_format", "scitail_1.0_dev.tsv", "a\tb\tentails\nc\td\n", "dev.tsv:2: expected 3 tab-separated fields, got 2"),
+    ("tsv_format", "scitail_1.0_dev.tsv", "a\tb\tcontradiction\n", "dev.tsv:1: label must be entailment/entails or neutral"),
+    ("dgem_format", "scitail_1.0_structure_dev.tsv", "a\tb\tentails\n", "dev.tsv:1: expected 4 tab-separated fields, got 3"),
+])
+def test_official_scitail_rejects_malformed_lines(tmp_path, fmt, name, text, message):
+    from data.scitail import read_official
+
+    _official(tmp_path, fmt, name, text)
+    with pytest.raises(DataError, match=re.escape(message)):
+        read_official(tmp_path, "dev", fmt)
+
+
+def test_official_scitail_missing_says_where_to_put_the_release(tmp_path, monkeypatch):
+    import data.scitail as scitail
+
+    def offline(url, dest, **_):
+        raise DataMissingError(f"could not download {url}")
+
+    monkeypatch.setattr(scitail, "fetch", offline)
+    with pytest.raises(DataMissingError, match=r"SciTailV1\.1/snli_format/scitail_1\.0_train\.txt not found: download "
+                                               r"http://data\.allenai\.org\.s3\.amazonaws\.com/downloads/SciTailV1\.1\.zip"):
+        scitail.read_official(tmp_path, "train")

@@ -101,6 +101,13 @@ def test_exponential_scheduler_steps_once_per_epoch():
     assert lrs == [1, 0.5, 0.25, 0.125]
 
 
+def test_exponential_scheduler_with_allennlps_one_epoch_lag():
+    lrs = []
+    run([0.1] * 4, epochs=4, patience=None, lr=1.0, lrs=lrs,
+        scheduler={"scheduler": "exponential", "scheduler_gamma": 0.5, "scheduler_lag": 1})
+    assert lrs == [1, 1, 0.5, 0.25]
+
+
 def test_scheduler_choice():
     optimizer = torch.optim.SGD(Regression().parameters(), lr=0.1)
     assert build_scheduler(optimizer, {"scheduler": None}) is None

@@ -8,5 +8,6 @@ and generated data of the same shape for the contract tests.
 
 A model family's module names its adapter as ``TASK`` and provides ``SETTINGS`` (the settings its
 training function reads), ``build(params, data)`` (the model for an assignment and the adapter's
-data) and ``train(params, ctx)`` (one trial, usually a call of the adapter's ``run``).
+data) and ``train(params, ctx)`` (one trial, usually a call of the adapter's ``run``); and, when the
+model derives inputs from the data once (the n-gram's overlap features), ``prepare(data)``.
 """

@@ -13,36 +13,44 @@ import functools
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
-from data.glove import PADDING, load_embeddings
-from data.scitail import LABELS, PairExample, read_tokenized
+from data.glove import PADDING, load_embeddings, resolve_source
+from data.scitail import LABELS, PairExample, read_official, read_tokenized
 from experiments.context import TrialContext, TrialOutcome
 from models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, accuracy, dataset_key
 from models.trainer import choose_device, train_model
 
-READERS = {"scitail_tokenized": read_tokenized}
+# A study's dataset block names the reader; its other keys are the reader's options.
+READERS: dict[str, Callable[[Path, str, Mapping[str, Any]], list[PairExample]]] = {
+    "scitail_tokenized": lambda data_dir, split, dataset: read_tokenized(data_dir, split),
+    "scitail": lambda data_dir, split, dataset: read_official(data_dir, split, dataset.get("format", "snli_format")),
+}
 
 PAIR_SETTINGS = {
-    "embedding": {"type": "str"},
+    "embedding": {"type": "str", "null": True, "default": None},  # none for the n-gram baseline
     "vocabulary": {"values": ["train", "all_splits"], "default": "train"},
     "end_token": {"type": "str", "null": True, "default": None},
+    "batching": {"values": ["bucket", "random"], "default": "bucket"},  # random: AllenNLP's basic iterator
 }
 
 
 @dataclass(frozen=True)
 class IndexedPairs:
-    """Premise and hypothesis token ids (0-padded), their lengths, and the labels."""
+    """Premise and hypothesis token ids (0-padded), their lengths, the labels, the examples they
+    came from, and optional per-pair features a model derives once (the n-gram's overlaps)."""
 
     premise: torch.Tensor
     premise_lengths: torch.Tensor
     hypothesis: torch.Tensor
     hypothesis_lengths: torch.Tensor
     labels: torch.Tensor
+    examples: Sequence[PairExample] = ()
+    features: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,7 @@ def read(data_dir: Path, dataset: Mapping[str, Any], role: str) -> list[PairExam
     name = dataset.get("name")
     if name not in READERS:
         raise ValueError(f"no sentence-pair reader for data set {name!r} (have: {', '.join(READERS)})")
-    return READERS[name](data_dir, dataset.get(role, role))
+    return READERS[name](data_dir, dataset.get(role, role), dataset)
 
 
 def _pad(rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -80,7 +88,8 @@ def index_pairs(examples: list[PairExample], token_ids: Mapping[str, int], end_t
 
     premise, premise_lengths = _pad([ids(ex.premise) for ex in examples])
     hypothesis, hypothesis_lengths = _pad([ids(ex.hypothesis) for ex in examples])
-    return IndexedPairs(premise, premise_lengths, hypothesis, hypothesis_lengths, torch.tensor([ex.label for ex in examples]))
+    return IndexedPairs(premise, premise_lengths, hypothesis, hypothesis_lengths,
+                        torch.tensor([ex.label for ex in examples]), list(examples))
 
 
 @functools.lru_cache(maxsize=4)
@@ -100,14 +109,19 @@ def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str, end_toke
 def load(ctx: TrialContext, params: Mapping[str, Any]) -> PairData:
     """The study's pairs indexed as the assignment says, with its ``embedding`` vectors."""
     vocab, train, dev = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"], params["end_token"])
-    vectors, _ = load_embeddings(vocab, params["embedding"], ctx.cache_dir, seed=EMBEDDING_SEED)
+    vectors = None
+    if params["embedding"] is not None:
+        vectors, _ = load_embeddings(vocab, resolve_source(params["embedding"], ctx.data_dir), ctx.cache_dir, seed=EMBEDDING_SEED)
     return PairData(vocab, train, dev, len(LABELS), vectors)
 
 
 def batch_of(pairs: IndexedPairs, indices: torch.Tensor) -> dict[str, torch.Tensor]:
     """The rows ``indices``, each sentence trimmed to its longest in the batch."""
     p, h = int(pairs.premise_lengths[indices].max()), int(pairs.hypothesis_lengths[indices].max())
-    return {"premise": pairs.premise[indices, :p], "hypothesis": pairs.hypothesis[indices, :h], "label": pairs.labels[indices]}
+    batch = {"premise": pairs.premise[indices, :p], "hypothesis": pairs.hypothesis[indices, :h], "label": pairs.labels[indices]}
+    if pairs.features is not None:
+        batch["features"] = pairs.features[indices]
+    return batch
 
 
 def bucket_order(pairs: IndexedPairs, batch_size: int, generator: torch.Generator) -> list[torch.Tensor]:
@@ -118,8 +132,12 @@ def bucket_order(pairs: IndexedPairs, batch_size: int, generator: torch.Generato
 
 
 def training_batches(pairs: IndexedPairs, params: Mapping[str, Any], generator: torch.Generator) -> Iterator[dict[str, torch.Tensor]]:
-    """One epoch of bucketed training batches."""
-    for indices in bucket_order(pairs, params["batch_size"], generator):
+    """One epoch of training batches: bucketed, or drawn at random (``batching: random``)."""
+    if params.get("batching", "bucket") == "random":
+        order = list(torch.randperm(len(pairs.labels), generator=generator).split(params["batch_size"]))
+    else:
+        order = bucket_order(pairs, params["batch_size"], generator)
+    for indices in order:
         yield batch_of(pairs, indices)
 
 
@@ -142,17 +160,16 @@ def run(params: Mapping[str, Any], ctx: TrialContext, data: PairData, build: Cal
 def synthetic(n_train: int = 96, n_dev: int = 32, vocab_size: int = 40, dim: int = 8, seed: int = 0) -> PairData:
     """Generated pairs whose label is whether the hypothesis's words occur in the premise (contract tests)."""
     rng = np.random.default_rng(seed)
+    words = [PADDING, UNKNOWN] + [f"w{i}" for i in range(vocab_size - 2)]
+    token_ids = {word: i for i, word in enumerate(words)}
 
     def split(n: int) -> IndexedPairs:
-        premises, hypotheses, labels = [], [], rng.integers(2, size=n)
-        for label in labels:
+        examples = []
+        for label in rng.integers(2, size=n):
             premise = rng.integers(2, vocab_size, size=rng.integers(4, 10))
-            drawn = rng.choice(premise, size=3) if label == 0 else rng.integers(2, vocab_size, size=3)
-            premises.append(premise.tolist())
-            hypotheses.append(drawn.tolist())
-        (p, pl), (h, hl) = _pad(premises), _pad(hypotheses)
-        return IndexedPairs(p, pl, h, hl, torch.from_numpy(labels))
+            hypothesis = rng.choice(premise, size=3) if label == 0 else rng.integers(2, vocab_size, size=3)
+            examples.append(PairExample(tuple(words[i] for i in premise), tuple(words[i] for i in hypothesis), int(label)))
+        return index_pairs(examples, token_ids)
 
     vectors = rng.normal(0, 0.5, size=(vocab_size, dim)).astype(np.float32)
-    words = [PADDING, UNKNOWN] + [f"w{i}" for i in range(vocab_size - 2)]
     return PairData(words, split(n_train), split(n_dev), 2, vectors)

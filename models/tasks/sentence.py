@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from data.glove import PADDING, load_embeddings
+from data.glove import PADDING, load_embeddings, resolve_source
 from data.sst import Example, n_classes, read_sst
 from experiments.context import TrialContext, TrialOutcome
 from models.trainer import choose_device, train_model
@@ -108,7 +108,7 @@ def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str) -> tuple
 def load(ctx: TrialContext, params: Mapping[str, Any]) -> SentenceData:
     """The study's data indexed with the assignment's vocabulary, and its ``embedding`` vectors."""
     vocab, train, dev = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"])
-    vectors, _ = load_embeddings(vocab, params["embedding"], ctx.cache_dir, seed=EMBEDDING_SEED)
+    vectors, _ = load_embeddings(vocab, resolve_source(params["embedding"], ctx.data_dir), ctx.cache_dir, seed=EMBEDDING_SEED)
     return SentenceData(vocab, train, dev, n_classes(ctx.dataset.get("granularity", "fine")), vectors)
 
 

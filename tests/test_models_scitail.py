@@ -1,0 +1,95 @@
+"""The SciTail models (Tables 7-9) on hand-made and generated pairs."""
+import dataclasses
+
+import pytest
+import torch
+
+from experiments.context import TrialContext
+from experiments.settings import resolve
+from models import dam, esim, ngram
+from models.tasks import pair
+from models.trainer import build_optimizer
+
+FF = {"layers": 1, "hidden_dims": 16, "activation": "relu", "dropout": 0.0}
+BASE = {"epochs": 1, "patience": None, "batch_size": 16, "lr": 1e-3, "optimizer": "adam", "embedding": "unused"}
+PARAMS = {
+    "ngram": {**BASE, "num_layers": 2, "hidden_size": 16, "activation": "tanh", "dropout": 0.0},
+    "dam": {**BASE, "optimizer": "adagrad", "lr": 0.05, "embedding_projection_dim": 16,
+            **{f"{ff}_ff_{k}": v for ff in ("attend", "compare", "aggregate") for k, v in FF.items()}},
+    "esim": {**BASE, "encoder_hidden_size": 16, "encoder_layers": 1, "dropout": 0.0, "projection_ff_layers": 1,
+             "projection_ff_hidden_dims": 16, "projection_ff_activation": "relu", "inference_encoder_layers": 1,
+             "output_ff_layers": 1, "output_ff_hidden_dims": 16, "output_ff_activation": "tanh",
+             "output_ff_dropout": 0.0},
+}
+MODULES = {"ngram": ngram, "dam": dam, "esim": esim}
+
+
+@pytest.mark.parametrize("premise, hypothesis, expected", [
+    ("a b c d", "a b c d", [1.0, 1.0, 1.0]),
+    ("a b c d", "a c x", [0.0, 1 / 3, 2 / 3]),  # bigrams of H: (a,c) in P, (a,x), (c,x) not; trigram (a,c,x) not
+    ("A b", "a b", [0.0, 0.0, 0.5]),             # case is kept
+    ("a b", "", [0.0, 0.0, 0.0]),                # an empty hypothesis set gives 0.0, not a division by zero
+    ("a b", "a", [0.0, 0.0, 1.0]),               # one token: no bigram or trigram, 0.0
+])
+def test_overlap_features(premise, hypothesis, expected):
+    assert ngram.overlap_features(premise.split(), hypothesis.split()) == pytest.approx(expected)
+
+
+def test_skip_grams_are_nltks_one_skip_grams():
+    # nltk.util.skipgrams(x, n, 1) as sets (checked against nltk on 2,000 random sequences when written)
+    tokens = "a b c d e".split()
+    assert ngram.skip_grams(tokens, 2) == {("a", "b"), ("a", "c"), ("b", "c"), ("b", "d"), ("c", "d"), ("c", "e"), ("d", "e")}
+    assert ngram.skip_grams(tokens, 3) == {("a", "b", "c"), ("a", "b", "d"), ("a", "c", "d"), ("b", "c", "d"),
+                                           ("b", "c", "e"), ("b", "d", "e"), ("c", "d", "e")}
+
+
+def test_dam_reads_the_null_token_at_the_end_of_both_sentences():
+    examples = [pair.PairExample(("Cells", "divide"), ("cells",), 0)]
+    token_ids = {"@@PADDING@@": 0, "@@UNKNOWN@@": 1, "cells": 2, "divide": 3, "@@null@@": 4}
+    indexed = pair.index_pairs(examples, token_ids, end_token="@@NULL@@")
+    assert indexed.premise.tolist() == [[2, 3, 4]] and indexed.hypothesis.tolist() == [[2, 4]]
+    model = dam.build(resolve(PARAMS["dam"], dam.SETTINGS), pair.synthetic(vocab_size=5))
+    assert not model.embedding.weight.requires_grad  # frozen GloVe, the NULL row too
+
+
+def test_dam_as_run_clamps_gradient_elements(tmp_path):
+    from experiments.space import load_family
+
+    as_run = load_family("scitail_dam_as_run")
+    assert as_run.search["grad_clipping"]["distribution"] == "uniform" and "grad_norm" not in as_run.search
+    assert as_run.params(0, 0).get("grad_norm") is None and 5 <= as_run.params(0, 0)["grad_clipping"] <= 10
+
+
+def test_esim_initialisation():
+    model = esim.build(resolve(PARAMS["esim"], esim.SETTINGS), pair.synthetic())
+    lstm = model.encoder.lstm
+    hidden = lstm.hidden_size
+    for name, weight in lstm.named_parameters():
+        if name.startswith("bias_hh"):
+            assert weight[hidden:2 * hidden].eq(1).all() and weight[:hidden].eq(0).all() and weight[2 * hidden:].eq(0).all()
+        elif name.startswith("bias_ih"):
+            assert weight.eq(0).all()
+        elif name.startswith("weight_hh"):
+            torch.testing.assert_close(weight.T @ weight, torch.eye(hidden), atol=1e-5, rtol=0)
+    assert model.logits.bias.eq(0).all() and model.logits.out_features == 2
+    assert esim.build(resolve({**PARAMS["esim"], "num_logits": 3}, esim.SETTINGS), pair.synthetic()).logits.out_features == 3
+
+
+@pytest.mark.parametrize("name", ["ngram", "dam", "esim"])
+def test_each_model_overfits_100_generated_pairs(name):
+    module = MODULES[name]
+    params = resolve(PARAMS[name], module.SETTINGS)
+    data = pair.synthetic(n_train=100, seed=3)
+    data = module.prepare(data) if hasattr(module, "prepare") else data
+    torch.manual_seed(0)
+    model = module.build(params, data)
+    optimizer = build_optimizer(model, params)
+    batches = list(pair.training_batches(data.train, params, torch.Generator().manual_seed(0)))
+    for step in range(400):
+        optimizer.zero_grad()
+        model(**batches[step % len(batches)])["loss"].backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        correct = sum(int((model(**b)["logits"].argmax(1) == b["label"]).sum()) for b in batches)
+    assert correct / 100 >= 0.95, f"{name}: {correct} of 100"
