@@ -160,14 +160,13 @@ class ElmoLstm(nn.Module):
 
     def _initial_states(self, x: torch.Tensor, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The stored states of the first ``batch`` rows, first growing the store with zero rows if needed."""
-        layer = self.layers[0]
-        shapes = [(len(self.layers), 2, batch, layer.proj_weight.shape[2]),
-                  (len(self.layers), 2, batch, layer.proj_weight.shape[1])]
         if self._states is None:
-            self._states = tuple(x.new_zeros(shape) for shape in shapes)
-        elif self._states[0].shape[2] < batch:
-            self._states = tuple(torch.cat([state, state.new_zeros(shape[:2] + (batch - state.shape[2],) + shape[3:])],
-                                           dim=2) for state, shape in zip(self._states, shapes))
+            cell, hidden = self.layers[0].proj_weight.shape[1:]
+            self._states = (x.new_zeros(len(self.layers), 2, 0, hidden), x.new_zeros(len(self.layers), 2, 0, cell))
+        missing = batch - self._states[0].shape[2]
+        if missing > 0:
+            self._states = tuple(torch.cat([state, state.new_zeros(*state.shape[:2], missing, state.shape[3])], dim=2)
+                                 for state in self._states)
         return self._states[0][:, :, :batch], self._states[1][:, :, :batch]
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
@@ -179,7 +178,8 @@ class ElmoLstm(nn.Module):
         lengths = mask.sum(dim=1)
         positions = torch.arange(steps, device=x.device).unsqueeze(0)
         reverse = torch.where(positions < lengths.unsqueeze(1), lengths.unsqueeze(1) - 1 - positions, positions)
-        rows = torch.arange(batch, device=x.device).unsqueeze(1)
+        row_index = torch.arange(batch, device=x.device)
+        rows = row_index.unsqueeze(1)
         stream = torch.stack([x, x[rows, reverse]]).transpose(1, 2)  # (2,T,B,in)
         h0, c0 = self._initial_states(x, batch)
         last = (lengths - 1).clamp(min=0)
@@ -187,8 +187,8 @@ class ElmoLstm(nn.Module):
         outputs, final_h, final_c = [], [], []
         for k, layer in enumerate(self.layers):
             hs, cells = layer(stream, h0[k], c0[k])
-            final_h.append(hs[:, last, rows.squeeze(1)].detach())
-            final_c.append(cells[:, last, rows.squeeze(1)].detach())
+            final_h.append(hs[:, last, row_index].detach())
+            final_c.append(cells[:, last, row_index].detach())
             if k > 0 and self.use_skip_connections:
                 hs = hs + stream
             stream = hs

@@ -212,13 +212,14 @@ def test_hand_written_backward_matches_autograd_with_clipping():
         for param in layer.parameters():
             param.mul_(4.0)  # large weights so that both clips bind
     x = torch.randn(2, 5, 3, 3, dtype=torch.double, requires_grad=True)
-    h0, c0 = torch.randn(2, 3, 4, dtype=torch.double), torch.randn(2, 3, 6, dtype=torch.double)
+    h0 = torch.randn(2, 3, 4, dtype=torch.double, requires_grad=True)
+    c0 = torch.randn(2, 3, 6, dtype=torch.double, requires_grad=True)
     weights = torch.randn(2, 5, 3, 4, dtype=torch.double)
     outputs = layer(x, h0, c0)[0]
     assert outputs.abs().max() == 0.3
-    grads = torch.autograd.grad((outputs * weights).sum(), [x, *layer.parameters()])
+    grads = torch.autograd.grad((outputs * weights).sum(), [x, h0, c0, *layer.parameters()])
     expected_out = _reference_scan(layer, x, h0, c0)
-    expected = torch.autograd.grad((expected_out * weights).sum(), [x, *layer.parameters()])
+    expected = torch.autograd.grad((expected_out * weights).sum(), [x, h0, c0, *layer.parameters()])
     torch.testing.assert_close(outputs, expected_out)
     for got, want in zip(grads, expected):
         torch.testing.assert_close(got, want)
