@@ -7,7 +7,7 @@ here is read back by the same loader.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,11 +185,12 @@ def load_bilm(options_file: str | Path, weight_file: str | Path, requires_grad: 
     return model
 
 
-def save_bilm(model: BiLm, options: Mapping[str, Any], folder: str | Path) -> tuple[Path, Path]:
+def save_bilm(model: BiLm, options: dict[str, Any], folder: str | Path) -> tuple[Path, Path]:
     """Write ``folder/options.json`` and ``folder/weights.hdf5`` in the official layout; returns both paths.
 
     ``options`` is the ``options.json`` content and must describe ``model``. Each LSTM bias
-    ``B`` is stored as float64 so that the loader's +1 gives back the float32 bias exactly.
+    ``B`` is stored as float64, which holds b − 1 exactly for every float32 b of magnitude
+    between 2⁻²⁹ and 2⁵³ and for 0, so the loader's +1 gives the bias back exactly.
     """
     if options_from_json(options, "options") != model.options:
         raise ValueError(f"the options describe {options_from_json(options, 'options')}, not the model's {model.options}")
