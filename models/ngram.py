@@ -59,7 +59,7 @@ def prepare(data: PairData) -> PairData:
     """``data`` with each split's overlap features computed once from its examples' tokens."""
     def featurize(pairs: IndexedPairs) -> IndexedPairs:
         rows = [overlap_features(ex.premise, ex.hypothesis) for ex in pairs.examples]
-        return dataclasses.replace(pairs, features=torch.tensor(rows, dtype=torch.float32))
+        return dataclasses.replace(pairs, extras={"features": torch.tensor(rows, dtype=torch.float32)})
 
     return dataclasses.replace(data, train=featurize(data.train), dev=featurize(data.dev))
 

@@ -6,7 +6,7 @@ import torch
 
 from experiments.context import TrialContext
 from experiments.settings import resolve
-from models import dam, esim, ngram
+from models import dam, dgem, esim, ngram
 from models.tasks import pair
 from models.trainer import build_optimizer
 
@@ -20,8 +20,13 @@ PARAMS = {
              "projection_ff_hidden_dims": 16, "projection_ff_activation": "relu", "inference_encoder_layers": 1,
              "output_ff_layers": 1, "output_ff_hidden_dims": 16, "output_ff_activation": "tanh",
              "output_ff_dropout": 0.0},
+    "dgem": {**BASE, "structures": "approximate", "embedding_projection_dim": 16, "edge_embedding_size": 8,
+             "premise_encoder_hidden_size": 16, "premise_encoder_layers": 1, "premise_encoder_bidirectional": True,
+             "phrase_probability_layers": 2, "phrase_probability_hidden_dims": 16, "phrase_probability_dropout": 0.0,
+             "phrase_probability_activation": "tanh", "edge_probability_layers": 1, "edge_probability_dropout": 0.0,
+             "edge_probability_activation": "tanh"},
 }
-MODULES = {"ngram": ngram, "dam": dam, "esim": esim}
+MODULES = {"ngram": ngram, "dam": dam, "esim": esim, "dgem": dgem}
 
 
 @pytest.mark.parametrize("premise, hypothesis, expected", [
@@ -75,7 +80,7 @@ def test_esim_initialisation():
     assert esim.build(resolve({**PARAMS["esim"], "num_logits": 3}, esim.SETTINGS), pair.synthetic()).logits.out_features == 3
 
 
-@pytest.mark.parametrize("name", ["ngram", "dam", "esim"])
+@pytest.mark.parametrize("name", ["ngram", "dam", "esim", "dgem"])
 def test_each_model_overfits_100_generated_pairs(name):
     module = MODULES[name]
     params = resolve(PARAMS[name], module.SETTINGS)
@@ -93,3 +98,34 @@ def test_each_model_overfits_100_generated_pairs(name):
     with torch.no_grad():
         correct = sum(int((model(**b)["logits"].argmax(1) == b["label"]).sum()) for b in batches)
     assert correct / 100 >= 0.95, f"{name}: {correct} of 100"
+
+
+def test_dgem_graph_from_a_structure_string():
+    from data.dgem_structure import parse_structure
+
+    nodes, edges = parse_structure("Water<>turns<>into vapor by heating$$$Water<>boils<>L:in a kettle on the stove")
+    assert nodes == [("Water",), ("turns",), ("into", "vapor", "by", "heating"), ("vapor",), ("heating",), ("boils",),
+                     ("L:in", "a", "kettle", "on", "the", "stove"), ("in", "a", "kettle"), ("the", "stove")]
+    assert edges == [(1, "subj", 0), (0, "subj-obj", 2), (1, "into", 3), (3, "by", 4),  # leading preposition: its label
+                     (5, "subj", 0), (0, "subj-obj", 6), (5, "L", 7), (7, "on", 8)]   # L: prefix, split at "on"
+
+
+def test_dgem_approximate_structure_splits_at_the_first_auxiliary():
+    from data.dgem_structure import approximate_structure, parse_structure
+
+    assert approximate_structure("The behavior of gases is explained by kinetic theory".split()) == \
+        "The behavior of gases<>is explained<>by kinetic theory"
+    assert approximate_structure("Plants make oxygen".split()) == "Plants<>make<>oxygen"  # no verb-like token: the middle
+    assert approximate_structure("Rain".split()) == "<>Rain"  # a single token is the predicate
+    assert parse_structure("<>Rain") == ([("Rain",)], [])
+
+
+def test_dgem_graph_tensors_and_ignore_edges():
+    data = dgem.prepare(pair.synthetic(n_train=8, n_dev=4))
+    nodes, edges = data.train.extras["nodes"], data.train.extras["edges"]
+    assert nodes.shape[0] == 8 and edges.shape[2] == 3 and (edges[..., 0] >= -1).all()
+    params = resolve({**PARAMS["dgem"], "ignore_edges": True}, dgem.SETTINGS)
+    model = dgem.build(params, data)
+    batch = next(pair.training_batches(data.train, params, torch.Generator().manual_seed(0)))
+    out = model(**batch)
+    assert out["logits"].shape == (8, 2) and out["loss"].ndim == 0

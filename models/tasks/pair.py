@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -42,7 +42,8 @@ PAIR_SETTINGS = {
 @dataclass(frozen=True)
 class IndexedPairs:
     """Premise and hypothesis token ids (0-padded), their lengths, the labels, the examples they
-    came from, and optional per-pair features a model derives once (the n-gram's overlaps)."""
+    came from, and per-pair tensors a model derives once (the n-gram's overlap features, DGEM's
+    graphs), which batches carry under their names."""
 
     premise: torch.Tensor
     premise_lengths: torch.Tensor
@@ -50,7 +51,7 @@ class IndexedPairs:
     hypothesis_lengths: torch.Tensor
     labels: torch.Tensor
     examples: Sequence[PairExample] = ()
-    features: torch.Tensor | None = None
+    extras: Mapping[str, torch.Tensor] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -119,9 +120,7 @@ def batch_of(pairs: IndexedPairs, indices: torch.Tensor) -> dict[str, torch.Tens
     """The rows ``indices``, each sentence trimmed to its longest in the batch."""
     p, h = int(pairs.premise_lengths[indices].max()), int(pairs.hypothesis_lengths[indices].max())
     batch = {"premise": pairs.premise[indices, :p], "hypothesis": pairs.hypothesis[indices, :h], "label": pairs.labels[indices]}
-    if pairs.features is not None:
-        batch["features"] = pairs.features[indices]
-    return batch
+    return batch | {name: tensor[indices] for name, tensor in pairs.extras.items()}
 
 
 def bucket_order(pairs: IndexedPairs, batch_size: int, generator: torch.Generator) -> list[torch.Tensor]:
