@@ -36,7 +36,7 @@ def validate(cfg: DictConfig) -> list[Family]:
     study = cfg.get("study")
     if not isinstance(study, DictConfig):
         raise ConfigError(where, "study", "missing: choose a study, e.g. study=sst5")
-    known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction"}
+    known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction", "reduced"}
     unknown = set(study) - known
     if unknown:
         raise ConfigError(where, f"study.{sorted(unknown)[0]}", f"unknown key (allowed: {', '.join(sorted(known))})")

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from data.download import DataMissingError
-from experiments.space import REPO
+from experiments.space import REPO, study_config
 from figures import budgets, report
 from figures.as_run import compare_fig1
 from figures.plot import draw
@@ -26,14 +26,21 @@ OUT = REPO / "figures"
 STUDY_MINUTES = {"sst5": "35-65", "sst5_as_run": "35-65", "sst5_as_run_random": "35-70", "sst5_as_run_replay": "25-45"}
 
 
-def study_of(spec: FigureSpec, variant: str | None) -> str:
-    return f"{spec.study}_{variant}" if variant else spec.study
+def study_of(spec: FigureSpec, variant: str | None, results: Path | None = None) -> str:
+    """The study a figure draws: ``<study>_<variant>``, else the full study, else (when the full
+    study has no records in ``results`` and the reduced one has) the reduced study."""
+    if variant:
+        return f"{spec.study}_{variant}"
+    if results is not None and spec.reduced and not any((results / spec.study).glob("*.jsonl")) \
+            and any((results / spec.reduced).glob("*.jsonl")):
+        return spec.reduced
+    return spec.study
 
 
 def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path, run_missing: bool):
     if source == "paper":
         return from_paper(spec, labels=spec.labels)
-    study = study_of(spec, variant)
+    study = study_of(spec, variant, results)
     if run_missing:  # the runner runs the trials without a record (all of them, or the rest of a stopped run)
         if not any((results / study).glob("*.jsonl")):
             minutes = STUDY_MINUTES.get(study)
@@ -72,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             for spec in FIGURES.values():
                 try:
                     groups = groups_for(spec, args.source, args.variant, args.results, False)
-                    sections.append((replace(spec, study=study_of(spec, args.variant)), groups))
+                    sections.append((replace(spec, study=study_of(spec, args.variant, args.results)), groups))
                 except FileNotFoundError as err:
                     skipped[spec.number] = str(err).replace(f"{REPO}/", "")  # committed tables name repo paths
                     print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
@@ -86,9 +93,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.what == "fig1" and args.variant == "as_run" and args.source == "ours":
             for path in compare_fig1(args.results, args.out):
                 print(f"wrote {path}")
-        who = "the authors' published trials" if args.source == "paper" else f"our records ({study_of(spec, args.variant)})"
+        study = study_of(spec, args.variant, args.results)
+        who = "the authors' published trials" if args.source == "paper" else f"our records ({study})"
         stem = args.what if tag == "ours" else f"{args.what}_{tag.removeprefix('ours_')}"
         title = f"Figure {spec.number} from {who}"
+        if args.source == "ours" and study_config(study).get("reduced"):  # what was reduced, in the figure itself
+            title += "\n" + study_config(study)["reduced"]
         for path in draw(spec, groups, title, args.out / stem):
             print(f"wrote {path}")
         return 0

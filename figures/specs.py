@@ -32,6 +32,7 @@ class FigureSpec:
     guide: tuple[str, float] | None = None  # (family, target): dotted budget-inference guide
     budget_targets: dict[str, tuple[float, ...]] = field(default_factory=dict)  # family -> extra targets
     labels: dict[str, str] = field(default_factory=dict)  # family -> legend label (default: the family file's)
+    reduced: str | None = None  # the study that fits a 2-core CPU, drawn when the full study has no records
 
 
 URL = "https://raw.githubusercontent.com/dodgejesse/reproducibility/suchin/camera_ready_results/{name}"
@@ -54,7 +55,7 @@ FIGURES: dict[int, FigureSpec] = {
         labels={"glove": "GloVe", "elmo_frozen": "GloVe + ELMo (FR)", "elmo_finetuned": "GloVe + ELMo (FT)"},
     ),
     3: FigureSpec(
-        number=3, study="scitail", x="trials", log_x=True, ylabel="Expected validation accuracy", shade=False,
+        number=3, study="scitail", reduced="scitail_reduced", x="trials", log_x=True, ylabel="Expected validation accuracy", shade=False,
         xlim=(1, 100),
         paper=PaperFile("scitail_search.tsv", "77910330af590e4da89730a6bb92c7fa10e0b87e9c10ce0a0435a234798f8640",
                         "model.encoder.architecture.type",
