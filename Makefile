@@ -69,7 +69,7 @@ bench-runner: env
 bench-ray-start: env
 	$(PY) benchmarks/ray_start.py
 
-.PHONY: bench-lr bench-cnn bench-cnn-batching
+.PHONY: bench-lr bench-cnn bench-cnn-batching bench-scitail bench-elmo
 bench-lr: env
 	$(PY) benchmarks/lr_study.py
 
@@ -78,3 +78,9 @@ bench-cnn: env
 
 bench-cnn-batching: env
 	$(PY) benchmarks/cnn_batching.py
+
+bench-scitail: env
+	$(PY) benchmarks/scitail_timing.py --family scitail_ngram_reduced scitail_dam_reduced scitail_esim_reduced scitail_dgem_reduced
+
+bench-elmo: env
+	$(PY) benchmarks/elmo_speed.py
