@@ -22,7 +22,7 @@ from figures.specs import FIGURES, FigureSpec
 
 OUT = REPO / "figures"
 # Wall time of a full study on the 2-core machines measured, AMD EPYC to Intel Xeon, shown before
-# `make fig1` runs one (README, "Performance"; the as-run studies' lower ends are scaled from sst5's).
+# `make fig1` runs one (docs/performance.md; the as-run studies' lower ends are scaled from sst5's).
 STUDY_MINUTES = {"sst5": "35-65", "sst5_as_run": "35-65", "sst5_as_run_random": "35-70", "sst5_as_run_replay": "25-45"}
 
 
