@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import sys
 from collections import Counter
 from pathlib import Path
 
-from data.download import file_digest
-from experiments.records import iter_records
+from data.download import DataError, file_digest
+from experiments.records import RecordError, iter_records
 from experiments.space import study_config
 
 # The files each data set (a study's `dataset.name`) is read from, under the data folder.
@@ -24,10 +25,27 @@ DATA_FILES = {
 }
 
 
+# what the runner writes in every record and this summary reads
+REQUIRED = {"study": str, "command": str, "versions": dict, "hardware": dict, "duration_seconds": (int, float)}
+
+
+def _read(path: Path) -> list[dict]:
+    rows = list(iter_records(path))
+    for number, row in enumerate(rows, start=1):
+        for key, kind in REQUIRED.items():
+            if not isinstance(row.get(key), kind):
+                raise DataError(f"{path}: record {number} (trial {row['trial']}): no {key!r} as the runner writes it "
+                                "(is this a records file of python -m experiments.run?)")
+    return rows
+
+
 def summary(study_dir: Path, data_dir: Path | None) -> str:
-    records = {p.stem: list(iter_records(p)) for p in sorted(study_dir.glob("*.jsonl"))}
-    if not records:
-        raise FileNotFoundError(f"no records in {study_dir}")
+    """PROVENANCE.md of the study in ``study_dir``, from its records."""
+    if not study_dir.is_dir():
+        raise FileNotFoundError(f"{study_dir}: no such folder")
+    records = {p.stem: _read(p) for p in sorted(study_dir.glob("*.jsonl"))}
+    if not any(records.values()):
+        raise FileNotFoundError(f"{study_dir}: no trial records (*.jsonl) there")
     every = [r for rows in records.values() for r in rows]
     count = lambda key: Counter(str(key(r)) for r in every)  # noqa: E731
     out = [f"# Provenance of `{study_dir.name}`", "",
@@ -35,8 +53,10 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
            "| family | trials | ok | failed | first start | last end | sum of trial time |", "|---|---|---|---|---|---|---|"]
     for family, rows in records.items():
         ok = sum(r["status"] == "ok" for r in rows)
-        out.append(f"| {family} | {len(rows)} | {ok} | {len(rows) - ok} | {min(r['started_at'] for r in rows)} | "
-                   f"{max(r['ended_at'] for r in rows)} | {sum(r['duration_seconds'] for r in rows) / 60:.1f} min |")
+        start = min((r["started_at"] for r in rows if r.get("started_at")), default="-")  # a crashed worker has none
+        end = max((r["ended_at"] for r in rows if r.get("ended_at")), default="-")
+        out.append(f"| {family} | {len(rows)} | {ok} | {len(rows) - ok} | {start} | {end} | "
+                   f"{sum(r['duration_seconds'] for r in rows) / 60:.1f} min |")
     out += ["", "Commands:", ""] + [f"- `{c}` ({n} trials)" for c, n in count(lambda r: r["command"]).items()]
     out += ["", "Suite commits:", ""] + [f"- `{c}` ({n} trials)" for c, n in count(lambda r: r["versions"]["suite_commit"]).items()]
     out += ["", "Hardware:", ""] + [f"- {c} ({n} trials)" for c, n in count(
@@ -58,15 +78,24 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
     return "\n".join(out) + "\n"
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
+    """Write the study folder's PROVENANCE.md; 2 with one error line for bad input."""
     parser = argparse.ArgumentParser(prog="python -m experiments.provenance", description=__doc__.splitlines()[0])
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
     args = parser.parse_args(argv)
     path = args.study_dir / "PROVENANCE.md"
-    path.write_text(summary(args.study_dir, args.data_dir))
+    try:
+        path.write_text(summary(args.study_dir, args.data_dir))
+    except (FileNotFoundError, DataError, RecordError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"error: {path}: cannot write: {err.strerror or err}", file=sys.stderr)
+        return 2
     print(f"wrote {path}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

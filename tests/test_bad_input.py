@@ -227,6 +227,14 @@ CASES: list[Case] = [
                                                "b/lr.jsonl": lambda: study_lines("sst5", "lr")},
          lambda t: cli("experiments.compare", f"{t}/a", f"{t}/b", "--out", f"{t}/missing/c.md"),
          2, r"^error: {t}/missing/c\.md: cannot write the report: the folder does not exist"),
+    # --- python -m experiments.provenance ---
+    Case("provenance-missing-folder", {}, lambda t: cli("experiments.provenance", f"{t}/nowhere"),
+         2, r"^error: {t}/nowhere: no such folder"),
+    Case("provenance-no-records", {"s/notes.txt": "x\n"}, lambda t: cli("experiments.provenance", f"{t}/s"),
+         2, r"^error: {t}/s: no trial records \(\*\.jsonl\) there"),
+    Case("provenance-record-without-runner-fields", {"s/a.jsonl": lambda: record_lines()},
+         lambda t: cli("experiments.provenance", f"{t}/s"),
+         2, r"^error: {t}/s/a\.jsonl: record 1 \(trial 0\): no 'study' as the runner writes it"),
     # --- the runner: python -m experiments.run (a subprocess; every case stops before Ray starts) ---
     Case("runner-seed-negative", {}, lambda t: runner(t, "seed=-3"),
          2, r"^error: .*conf/study/toy\.yaml: seed: must be an integer >= 0, got -3"),
@@ -398,6 +406,6 @@ def test_bad_input(case: Case, tmp_path: Path):
 
 def test_the_table_covers_every_entry_point_and_30_cases():
     kinds = {c.id.split("-")[0] for c in CASES}
-    assert {"sst", "glove", "download", "analysis", "figures", "compare", "runner"} <= kinds
+    assert {"sst", "glove", "download", "analysis", "figures", "compare", "runner", "provenance"} <= kinds
     assert len(CASES) >= 30 and len({c.id for c in CASES}) == len(CASES)
     assert any("subprocess" in c.id for c in CASES)

@@ -246,3 +246,22 @@ def test_retry_failed_reruns_failed_trials_and_the_latest_record_counts(tmp_path
     assert frame.value.iloc[0] == 0.5 and frame.value.iloc[1] == rows[2]["value"]
     again = run(*overrides, "retry_failed=true")
     assert again.returncode == 0 and "nothing to run" in again.stdout
+
+
+def test_a_corrupt_sst_file_stops_the_lr_study_and_it_runs_once_fixed(tmp_path):
+    """A label 7 in the SST training file: every trial would fail alike, so none is recorded."""
+    from tests.fixtures_sst import write_sst_fixture
+
+    data = write_sst_fixture(tmp_path / "data", n_train=60, n_dev=20, n_test=5)
+    good = (data / "sst" / "train.txt").read_text()
+    (data / "sst" / "train.txt").write_text(good + "(7 (2 bad) (2 label))\n")
+    overrides = ["study=sst5", "family=lr", "trials=2", f"paths.data_dir={data}", f"paths.cache_dir={tmp_path / 'cache'}",
+                 f"paths.results_dir={tmp_path / 'results'}"]
+    done = run(*overrides)
+    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
+    assert done.stderr.strip().splitlines()[-1] == f"error: {data / 'sst' / 'train.txt'}:61: SST label 7 is not in 0..4"
+    assert not list(iter_records(tmp_path / "results" / "sst5" / "lr.jsonl"))
+    (data / "sst" / "train.txt").write_text(good)
+    again = run(*overrides)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert [r["status"] for r in records(tmp_path / "results" / "sst5" / "lr.jsonl")] == ["ok", "ok"]
