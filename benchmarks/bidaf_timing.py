@@ -1,0 +1,155 @@
+"""Seconds per batch and per epoch of BiDAF trials on this machine (one thread), to size the reduced
+SQuAD study.
+
+The first ``--trials`` assignments of the family (study seed 0) are built on the study's data
+(``--study``, default squad_reduced); a few training batches (``--batches``, after one untimed) and
+about ``--dev-questions`` dev questions (batches of median passage length) are timed in CPU seconds
+of this process: what a trial with a core to itself takes (the wall time, longer while other work
+shares the cores, is shown beside). Printed per trial: seconds per training batch, training and
+evaluation questions per second, the estimated seconds per epoch and per trial (the family's
+epochs), and the rate reached in GFLOP/s against this core's fp32 matrix-product rate. torch's
+FLOP counter misses the LSTMs, so their products are added from their sizes (8·H·(I+H) per token
+and direction forward; training is counted as 3x the forward).
+With ``--estimate N`` the first N assignments are only counted, not timed: each trial's seconds
+from its FLOPs at the rate the timed trials reached, and the study's wall time at 2 trials at once.
+
+    SYW_DATA_DIR=../shared/data python benchmarks/bidaf_timing.py [--trials 3 --batches 4 --dev-questions 128 --estimate 16]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from experiments.context import TrialContext  # noqa: E402
+from experiments.settings import resolve  # noqa: E402
+from experiments.space import load_family, study_config, trial_seed  # noqa: E402
+from models import bidaf  # noqa: E402
+from models.tasks import span  # noqa: E402
+from models.trainer import build_optimizer, seed_everything  # noqa: E402
+
+LSTMS = (("phrase", "phrase_layer", "phrase_layers"), ("modeling", "modeling_layer", "modeling_layers"),
+         ("span end", "span_end_encoder", "span_end_encoder_layers"))
+
+
+def flops(model: nn.Module, batch: dict, train: bool) -> float:
+    """FLOPs of one forward (and, with ``train``, backward) pass: the counter's plus the LSTMs'."""
+    lstm = [0.0]
+
+    def count(module: nn.LSTM, inputs: tuple, _output) -> None:
+        batch_size, steps, size = inputs[0].shape
+        hidden = module.hidden_size
+        lstm[0] += 8 * hidden * (size + hidden) * batch_size * steps * module.num_layers * (2 if module.bidirectional else 1)
+
+    hooks = [m.register_forward_hook(count) for m in model.modules() if isinstance(m, nn.LSTM)]
+    model.train(train)
+    with FlopCounterMode(display=False) as counter, torch.set_grad_enabled(train):
+        out = model(**batch)
+        if train:
+            out["loss"].backward()
+    for hook in hooks:
+        hook.remove()
+    return counter.get_total_flops() + lstm[0] * (3 if train else 1)
+
+
+def tokens(batch: dict) -> int:
+    return batch["passage"].numel()
+
+
+def inputs(batch: dict) -> dict:
+    """A batch without its targets (what evaluation feeds the model)."""
+    return {k: v for k, v in batch.items() if k not in ("span_start", "span_end", "rows")}
+
+
+def clock(work) -> tuple[float, float]:
+    """CPU seconds of this process (the time a trial with a core to itself would take) and wall seconds."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    work()
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--family", default="squad_bidaf_reduced")
+    parser.add_argument("--study", default="squad_reduced")
+    parser.add_argument("--trials", type=int, default=2)
+    parser.add_argument("--batches", type=int, default=3)
+    parser.add_argument("--dev-questions", type=int, default=64)
+    parser.add_argument("--estimate", type=int, default=0)
+    args = parser.parse_args()
+    if args.estimate and args.trials < 1:
+        parser.error("--estimate needs at least one timed trial (--trials) for its rates")
+    torch.set_num_threads(1)
+    data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
+    dataset = study_config(args.study)["dataset"]
+    family = load_family(args.family, name="bidaf")
+    a, b = torch.randn(512, 512), torch.randn(512, 512)
+    rate = 2 * 512**3 * 20 / clock(lambda: [a @ b for _ in range(20)])[0] / 1e9
+    print(f"matrix products: {rate:.1f} GFLOP/s on one thread; data: {dataset}")
+    reached, rows = [], []
+    for index in range(max(args.trials, args.estimate)):
+        params = resolve(family.params(0, index), bidaf.SETTINGS)
+        ctx = TrialContext(study="bench", family="bidaf", trial_index=index, seed=trial_seed(0, "bidaf", index),
+                           data_dir=data_dir, cache_dir=REPO / ".cache", dataset=dataset)
+        data = bidaf.prepare(span.load(ctx, params))
+        seed_everything(ctx.seed)
+        model = bidaf.build(params, data)
+        batches = list(span.training_batches(data.train, params, torch.Generator().manual_seed(0)))
+        dev = [inputs(span.batch_of(data.dev, rows_)) for rows_ in span.bucket_order(data.dev, span.EVAL_BATCH_SIZE, None)]
+        train_per_token = flops(model, batches[0], True) / tokens(batches[0])
+        eval_per_token = flops(model, dev[0], False) / tokens(dev[0])
+        train_flops = train_per_token * sum(tokens(b) for b in batches)
+        eval_flops = eval_per_token * sum(tokens(b) for b in dev)
+        sizes = ", ".join(f"{name} {params[f'{key}_hidden_size']}x{params[layers]}" for name, key, layers in LSTMS)
+        head = f"trial {index} ({sizes}; filters {params['num_character_filters']}x{params['max_character_filter_size']})"
+        if index < args.trials:
+            optimizer = build_optimizer(model, params)
+            model.train()
+
+            def step(batch: dict) -> None:
+                optimizer.zero_grad()
+                model(**batch)["loss"].backward()
+                optimizer.step()
+
+            step(batches[0])  # untimed: allocations
+            timed = batches[1: args.batches + 1]
+            train_cpu, train_wall = clock(lambda: [step(b) for b in timed])
+            model.eval()
+            middle = len(dev) // 2  # batches of median passage length
+            evaluated = dev[middle: middle + max(1, args.dev_questions // span.EVAL_BATCH_SIZE)]
+            with torch.no_grad():
+                eval_cpu, eval_wall = clock(lambda: [model(**b) for b in evaluated])
+            n_eval = sum(len(b["passage"]) for b in evaluated)
+            train_rate = train_per_token * sum(tokens(b) for b in timed) / train_cpu
+            eval_rate = eval_per_token * sum(tokens(b) for b in evaluated) / eval_cpu
+            reached.append((train_rate, eval_rate))
+            epoch = train_flops / train_rate + eval_flops / eval_rate
+            print(f"{head}: {train_cpu / len(timed):.2f} s CPU ({train_wall / len(timed):.2f} s wall) per batch of "
+                  f"{params['batch_size']} = {params['batch_size'] * len(timed) / train_cpu:.1f} train questions/s, "
+                  f"{train_rate / 1e9:.1f} GFLOP/s ({train_rate / 1e9 / rate:.0%} of the matrix-product rate); eval "
+                  f"{n_eval / eval_cpu:.1f} questions/s ({eval_rate / 1e9:.1f} GFLOP/s; {eval_wall / eval_cpu:.1f}x in wall "
+                  f"time); epoch ~{epoch:.0f} s ({len(batches)} batches, {len(data.dev.examples)} dev questions), trial "
+                  f"~{epoch * params['epochs'] / 60:.1f} min ({params['epochs']} epochs)", flush=True)
+        rows.append((head, train_flops, eval_flops, params["epochs"]))
+    if args.estimate:
+        train_rate = sum(r[0] for r in reached) / len(reached)
+        eval_rate = sum(r[1] for r in reached) / len(reached)
+        total = 0.0
+        for head, train_flops, eval_flops, epochs in rows[: args.estimate]:
+            seconds = epochs * (train_flops / train_rate + eval_flops / eval_rate)
+            total += seconds
+            print(f"  estimate {head}: {train_flops / 1e12:.2f} + {eval_flops / 1e12:.2f} TFLOP per epoch, ~{seconds / 60:.0f} min")
+        print(f"first {args.estimate} trials: ~{total / 3600:.1f} core-hours, ~{total / 2 / 3600:.1f} h wall at 2 trials at once "
+              f"(at {train_rate / 1e9:.1f} GFLOP/s training, {eval_rate / 1e9:.1f} evaluating)")
+
+if __name__ == "__main__":
+    main()
