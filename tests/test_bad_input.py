@@ -34,7 +34,7 @@ from typing import Any, Callable, Union
 
 import pytest
 
-from data.download import DataError
+from data.download import DataError, DataMissingError
 from experiments.space import REPO
 
 Outcome = tuple[Union[int, type], str]
@@ -120,6 +120,30 @@ CASES: list[Case] = [
     Case("glove-zip-without-the-member", {"g.zip": lambda: zip_bytes({"other.txt": GLOVE})},
          lambda t: call("data.glove:load_embeddings", ["the"], f"{t}/g.zip:glove.txt"),
          FileNotFoundError, r"^{t}/g\.zip: the archive has no member 'glove\.txt'"),
+    # --- SQuAD reader: data.squad.read_file(path), split_file(data_dir, split) ---
+    *[Case(f"squad-{name}", {"squad/dev-v1.1.json": text}, lambda t: call("data.squad:read_file", f"{t}/squad/dev-v1.1.json"),
+           DataError, rf"^{{t}}/squad/dev-v1\.1\.json{message}") for name, text, message in [
+        ("not-json", '{"data": [\n{"title": ', r":2: not valid JSON \(Expecting value, column 11\)"),
+        ("no-data-list", '{"version": "1.1"}', r": not a SQuAD file: expected an object whose 'data' is a list"),
+        ("paragraph-without-context", lambda: squad_text(context=None), r": article 0, paragraph 0: 'context' must be a str, got missing"),
+        ("question-without-answers", lambda: squad_text(answers=None), r": question q1: 'answers' must be a list, got missing"),
+        ("question-without-id", lambda: squad_text(qid=None), r": article 0, paragraph 0, question 0: 'id' must be a str, got missing"),
+        ("answer-start-a-string", lambda: squad_text(answers=[{"text": "cat", "answer_start": "4"}]),
+         r": question q1, answer 0: 'answer_start' must be an int, got str '4'"),
+        ("answer-not-at-its-start", lambda: squad_text(answers=[{"text": "cat", "answer_start": 5}]),
+         r": question q1: answer 'cat' is not the passage's text at answer_start 5 \('at '\)"),
+        ("answer-start-negative", lambda: squad_text(answers=[{"text": "t.", "answer_start": -2}]),
+         r": question q1: answer 't\.' is not the passage's text at answer_start -2"),
+        ("empty-question", lambda: squad_text(question=" \n "), r": question q1: empty question"),
+        ("no-question", '{"data": [{"title": "a", "paragraphs": []}]}', r": the file holds no questions"),
+        ("not-utf8", b'{"data": [], "x": "caf\xe9"}', r": not UTF-8 text \(byte 22\)"),
+    ]],
+    Case("squad-missing-dev-file", {}, lambda t: call("data.squad:split_file", t, "dev", download=False),
+         DataMissingError, r"^{t}/squad/dev-v1\.1\.json not found: download https://rajpurkar\.github\.io/SQuAD-explorer/"
+                           r"dataset/dev-v1\.1\.json there \(md5 3e85deb501d4e538b6bc56f786231552\)"),
+    Case("squad-dev-file-of-another-version", {"squad/dev-v1.1.json": lambda: squad_text()},
+         lambda t: call("data.squad:split_file", t, "dev"),
+         DataError, r"^{t}/squad/dev-v1\.1\.json: md5 \w+, expected 3e85deb501d4e538b6bc56f786231552 \(dev-v1\.1\.json of SQuAD v1\.1\)"),
     # --- python -m data.download ---
     Case("download-unknown-dataset", {}, lambda t: cli("data.download", "squad", "--data-dir", f"{t}/d"),
          2, r"argument dataset: invalid choice: 'squad'"),
@@ -335,6 +359,15 @@ def real_sst_head(split: str, n: int) -> str:
         pytest.skip("set SYW_DATA_DIR to a folder with sst/{train,dev,test}.txt")
     with open(real_data_dir() / "sst" / f"{split}.txt", encoding="utf-8") as f:
         return "".join(next(f) for _ in range(n))
+
+
+def squad_text(context: str | None = "The cat sat.", qid: str | None = "q1", question: str = "Who sat?",
+               answers: list | None = ({"text": "cat", "answer_start": 4},)) -> str:
+    """A one-question SQuAD v1.1 file; a field given as None is left out."""
+    present = lambda fields: {k: v for k, v in fields.items() if v is not None}  # noqa: E731
+    qa = present({"id": qid, "question": question, "answers": None if answers is None else list(answers)})
+    paragraph = present({"context": context, "qas": [qa]})
+    return json.dumps({"version": "1.1", "data": [{"title": "a", "paragraphs": [paragraph]}]})
 
 
 def glove_lines(n: int) -> bytes:
