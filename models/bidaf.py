@@ -84,14 +84,15 @@ class BiDAF(nn.Module):
         dim = self.chars.output_dim + vectors.shape[1]
         self.highway = Highway(dim, int(params["highway_layers"]))
         self.phrase = PaddedLstmEncoder(dim, int(params["phrase_layer_hidden_size"]), int(params["phrase_layers"]),
-                                  dropout=float(params["phrase_layer_dropout"]))
+                                        dropout=float(params["phrase_layer_dropout"]))
         encoding = self.phrase.output_dim
         self.similarity = TrilinearSimilarity(encoding)
-        self.modeling = PaddedLstmEncoder(4 * encoding, int(params["modeling_layer_hidden_size"]), int(params["modeling_layers"]),
-                                    dropout=float(params["modeling_layer_dropout"]))
+        self.modeling = PaddedLstmEncoder(4 * encoding, int(params["modeling_layer_hidden_size"]),
+                                          int(params["modeling_layers"]), dropout=float(params["modeling_layer_dropout"]))
         modeling = self.modeling.output_dim
         self.span_end_encoder = PaddedLstmEncoder(4 * encoding + 3 * modeling, int(params["span_end_encoder_hidden_size"]),
-                                            int(params["span_end_encoder_layers"]), dropout=float(params["span_end_encoder_dropout"]))
+                                                  int(params["span_end_encoder_layers"]),
+                                                  dropout=float(params["span_end_encoder_dropout"]))
         self.span_start = nn.Linear(4 * encoding + modeling, 1)
         self.span_end = nn.Linear(4 * encoding + self.span_end_encoder.output_dim, 1)
         self.dropout = nn.Dropout(float(params["dropout"]))

@@ -127,7 +127,8 @@ def with_chars(data: SpanData) -> SpanData:
 
     def split_chars(spans: IndexedSpans) -> tuple[torch.Tensor, torch.Tensor]:
         first = {int(row): ex for ex, row in reversed(list(zip(spans.examples, spans.passage_of)))}
-        return rows([first[k].passage_tokens for k in range(len(spans.passages))]), rows([ex.question_tokens for ex in spans.examples])
+        passages = [first[k].passage_tokens for k in range(len(spans.passages))]
+        return rows(passages), rows([ex.question_tokens for ex in spans.examples])
 
     train, dev = split_chars(data.train), split_chars(data.dev)
     table, lengths = _pad([[]] + [char_ids(token) for token in spellings])
@@ -168,7 +169,8 @@ def batch_of(spans: IndexedSpans, indices: torch.Tensor) -> dict[str, torch.Tens
     batch = {"passage": spans.passages[rows, :p], "question": spans.question[indices, :q],
              "span_start": spans.span_start[indices], "span_end": spans.span_end[indices], "rows": indices}
     if spans.chars is not None:
-        for name, spellings in (("passage_chars", spans.chars.passage[rows, :p]), ("question_chars", spans.chars.question[indices, :q])):
+        fields = (("passage_chars", spans.chars.passage[rows, :p]), ("question_chars", spans.chars.question[indices, :q]))
+        for name, spellings in fields:
             width = max(MIN_CHARS, int(spans.chars.lengths[spellings].max()))
             batch[name] = spans.chars.table[spellings][:, :, :width]
     return batch
