@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
             for spec in FIGURES.values():
                 try:
                     groups = groups_for(spec, args.source, args.variant, args.results, False)
-                    sections.append((replace(spec, study=study_of(spec, args.variant, args.results)), groups))
+                    ours = args.results if args.source == "ours" else None  # the authors' trials are the full study's
+                    sections.append((replace(spec, study=study_of(spec, args.variant, ours)), groups))
                 except FileNotFoundError as err:
                     skipped[spec.number] = str(err).replace(f"{REPO}/", "")  # committed tables name repo paths
                     print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         study = study_of(spec, args.variant, args.results)
         who = "the authors' published trials" if args.source == "paper" else f"our records ({study})"
         stem = args.what if tag == "ours" else f"{args.what}_{tag.removeprefix('ours_')}"
-        title = f"Figure {spec.number} from {who}"
+        title = f"{spec.dataset}: Figure {spec.number} from {who}"
         if args.source == "ours" and study_config(study).get("reduced"):  # what was reduced, in the figure itself
             title += "\n" + study_config(study)["reduced"]
         for path in draw(spec, groups, title, args.out / stem):

@@ -159,7 +159,7 @@ def compare_fig1(results: Path, out: Path, paper_dir: Path = PAPER_DIR) -> list[
             paired["Our LR against theirs on the same assignments, trial by trial"] = trial_by_trial(
                 authors_frame(rows["lr"]), ours_lr, ("theirs", "ours"), "the same assignment")
     plain = replace(spec, shade=False, guide=None)
-    paths = draw(plain, drawn, "Figure 1's CNN: search space as reported vs as run", out / "fig1_reported_vs_as_run")
+    paths = draw(plain, drawn, "SST-5: the CNN of Figure 1, search space as reported vs as run", out / "fig1_reported_vs_as_run")
     md = out / "fig1_reported_vs_as_run.md"
     md.write_text(markdown(drawn + tabled, pairs, lr_bins(runs), as_run_cnns, authors_cnn, paired, studies))
     return [*paths, md]

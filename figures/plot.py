@@ -1,4 +1,10 @@
-"""Draw expected-max curves (Eq. 8) against budget in trials or training time."""
+"""Draw expected-max curves (Eq. 8) against budget in trials or training time.
+
+The helpers (:func:`colours`, :func:`shade_sd`, :func:`budget_guide`, :func:`finish`) serve the
+paper's figures (:func:`draw`) and the figure of anyone's trials (``figures.curves``), so both say
+the same things the same way: what the shading is, which curve reaches which target and where
+that target comes from.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,12 +15,15 @@ import matplotlib.ticker
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
 from analysis import budget_to_reach, time_axis  # noqa: E402
+from experiments.units import human_duration  # noqa: E402
 from figures.sources import Group  # noqa: E402
 from figures.specs import FigureSpec  # noqa: E402
 
 BLUE, RED, GREEN, PURPLE, ORANGE, BROWN = "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"
+PALETTE = (BLUE, RED, GREEN, PURPLE, ORANGE, BROWN, "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 # Colour and line style of each family's curve, the same in every figure. Families drawn together
 # differ; families of different figures may share a colour.
 STYLES: dict[str, tuple[str, str]] = {
@@ -26,6 +35,7 @@ STYLES: dict[str, tuple[str, str]] = {
     "cnn_reported": (RED, "-"), "cnn_as_run": (GREEN, "-"), "cnn_as_run_random": (PURPLE, "-"),
     "cnn_as_run_replay": (ORANGE, "-"), "cnn_authors": (BROWN, "-"),
 }
+SD_LABEL = "shading: ±1 SD of the best of n (section 3.3), clipped to the observed scores"
 
 
 def style(family: str) -> tuple[str, str]:
@@ -35,12 +45,79 @@ def style(family: str) -> tuple[str, str]:
     return STYLES[family]
 
 
+def colours(names: list[str]) -> dict[str, tuple[str, str]]:
+    """A style per curve name: a family's own (:data:`STYLES`, by its lower-case name) when it has one
+    and no other curve here has that colour, else the first :data:`PALETTE` colour not yet used."""
+    out: dict[str, tuple[str, str]] = {}
+    for name in names:
+        own = STYLES.get(str(name).lower())
+        if own and own[0] not in {c for c, _ in out.values()}:
+            out[name] = own
+    for name in names:
+        if name not in out:
+            free = [c for c in PALETTE if c not in {c for c, _ in out.values()}] or list(PALETTE)
+            out[name] = (free[0], "-")
+    return {name: out[name] for name in names}
+
+
+def shade_sd(ax, xs, mean, sd, scores, color: str) -> None:
+    """±1 SD of the best of n around the curve, clipped to the observed range of the scores (section 3.3)."""
+    low, high = np.clip(mean - sd, scores.min(), scores.max()), np.clip(mean + sd, scores.min(), scores.max())
+    ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
+
+
+def budget_guide(ax, xs, curve, target: float, who: str, where_from: str, *, maximize: bool = True,
+                 x_text=None) -> int | None:
+    """Dotted lines to the first budget whose expected best reaches ``target`` and a label saying
+    who reaches which target, where the target comes from, and at which n; None if never reached."""
+    n = budget_to_reach(curve, target, maximize=maximize)
+    if n is None:
+        return None
+    x = xs[n - 1]
+    left = ax.get_xlim()[0]
+    ax.plot([left, x], [target, target], ":", color="k", lw=1)
+    ax.plot([x, x], [ax.get_ylim()[0], target], ":", color="k", lw=1)
+    cost = f" ({human_duration(x)})" if x_text == "time" else ""
+    right_half = ax.transAxes.inverted().transform(ax.transData.transform((x, target)))[0] > 0.55
+    # at the foot of the vertical line, below the curves, which rise with the budget
+    ax.annotate(f"{who} reaches {target:g} at n = {n}{cost}\n({where_from})", (x, 0),
+                xycoords=("data", "axes fraction"), xytext=(-4 if right_half else 4, 4), textcoords="offset points",
+                fontsize=7, va="bottom", ha="right" if right_half else "left")
+    return n
+
+
+def time_ticks(ax) -> None:
+    """Tick labels in human durations (the locator keeps its places)."""
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: human_duration(value)))
+
+
+def finish(fig, ax, out_stem: Path, extra: list | None = None) -> list[Path]:
+    """Legend below the axes (curves, then ``extra`` handles such as the shading's meaning); write
+    ``<out_stem>.pdf`` and ``.png``; return the paths."""
+    handles, labels = ax.get_legend_handles_labels()
+    handles += extra or []
+    labels += [h.get_label() for h in extra or []]
+    ncol = 2 if len(handles) > 3 and max(map(len, labels)) <= 42 else 1  # two columns only when they fit
+    rows = -(-len(handles) // ncol)
+    if rows > 4:  # a taller figure rather than a squashed plot
+        width, height = fig.get_size_inches()
+        fig.set_size_inches(width, height + 0.14 * (rows - 4))
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=7, frameon=False)
+    out_stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [out_stem.with_suffix(".pdf"), out_stem.with_suffix(".png")]
+    fig.savefig(paths[0], metadata={"CreationDate": None})  # byte-identical when redrawn
+    fig.savefig(paths[1], dpi=200)
+    plt.close(fig)
+    return paths
+
+
 def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_max: int | None = None) -> list[Path]:
     """Render one figure to ``<out_stem>.pdf`` and ``.png``; return the paths."""
     families = [g.family for g in groups]
     if len(set(map(style, families))) < len(families):
         raise ValueError(f"{__file__}: families {', '.join(families)} drawn together share a colour in STYLES")
-    fig, ax = plt.subplots(figsize=(5.0, 3.6), constrained_layout=True)
+    fig, ax = plt.subplots(figsize=(5.0, 4.2), layout="constrained")
+    curves = {}
     for group in groups:
         color, linestyle = style(group.family)
         ns, mean, sd = group.curve(n_max or (int(spec.xlim[1]) if spec.x == "trials" and spec.xlim else None))
@@ -50,25 +127,19 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
             xs = time_axis(ns.size, group.mean_duration)
         else:
             xs = ns
+        curves[group.family] = (xs, mean)
         ax.plot(xs, mean, color=color, ls=linestyle, label=group.label, lw=1.8)
-        if spec.shade:  # +-1 SD, clipped to the observed range of the family (section 3.3)
-            low = np.clip(mean - sd, group.scores.min(), group.scores.max())
-            high = np.clip(mean + sd, group.scores.min(), group.scores.max())
-            ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
-        if group.family in spec.references:
-            ax.axhline(spec.references[group.family], color=color, ls="--", lw=1.1)
-            ax.annotate(f"reported {spec.references[group.family]:.3g}", (0.01, spec.references[group.family]),
-                        xycoords=("axes fraction", "data"), ha="left", va="bottom", fontsize=7, color=color)
-        if spec.guide and spec.guide[0] == group.family:
-            target = spec.guide[1]
-            n = budget_to_reach(mean, target)
-            if n is not None:
-                x = xs[n - 1]
-                ax.plot([ax.get_xlim()[0] if not spec.xlim else spec.xlim[0], x], [target, target], ":", color="k", lw=1)
-                ax.plot([x, x], [0, target], ":", color="k", lw=1)
-                # at the foot of the vertical line, below the curves, which rise with the budget
-                ax.annotate(f"{target:g} at n = {n}", (x, 0), xycoords=("data", "axes fraction"), xytext=(4, 4),
-                            textcoords="offset points", fontsize=8, va="bottom")
+        if spec.shade:
+            shade_sd(ax, xs, mean, sd, group.scores, color)
+    for group in groups:
+        if group.family in spec.references:  # the value the paper reports for this family
+            value = spec.references[group.family]
+            xs, mean = curves[group.family]
+            n = budget_to_reach(mean, value)
+            cost = f" ({human_duration(xs[n - 1])})" if n and spec.x == "time" else ""
+            reached = f"reached at n = {n}{cost}" if n else f"not reached in {mean.size} trials"
+            ax.axhline(value, color=style(group.family)[0], ls="--", lw=1.1,
+                       label=f"{group.label}: {value:.3g} as first published, {reached}")
     if spec.log_x:
         ax.set_xscale("log")
         if spec.x == "trials":  # 1, 10, 100 as the paper prints them, not 10^0, 10^1, 10^2
@@ -85,14 +156,13 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
     if spec.time_ticks:
         ax.set_xticks(list(spec.time_ticks.values()), list(spec.time_ticks.keys()))
         ax.minorticks_off()
+    if spec.guide and spec.guide[0] in curves:
+        family, target = spec.guide
+        label = next(g.label for g in groups if g.family == family)
+        budget_guide(ax, *curves[family], target, label, spec.guide_source, x_text=spec.x)
     ax.set_xlabel("Training duration" if spec.x == "time" else "Hyperparameter assignments")
     ax.set_ylabel(spec.ylabel)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3, lw=0.5)
-    ax.legend(fontsize=8, loc="best")
-    out_stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = [out_stem.with_suffix(".pdf"), out_stem.with_suffix(".png")]
-    fig.savefig(paths[0], metadata={"CreationDate": None})  # byte-identical when redrawn
-    fig.savefig(paths[1], dpi=200)
-    plt.close(fig)
-    return paths
+    extra = [Patch(color="0.6", alpha=0.4, lw=0, label=SD_LABEL)] if spec.shade else []
+    return finish(fig, ax, out_stem, extra)

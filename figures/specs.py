@@ -19,6 +19,7 @@ class PaperFile:
 @dataclass(frozen=True)
 class FigureSpec:
     number: int
+    dataset: str  # as titles name it: "SST-5", not "sst5"
     study: str  # our study (conf/study/<study>.yaml)
     paper: PaperFile
     x: str  # "trials" or "time"
@@ -30,6 +31,7 @@ class FigureSpec:
     time_ticks: dict[str, float] = field(default_factory=dict)  # label -> seconds
     references: dict[str, float] = field(default_factory=dict)  # family -> reported value (dashed line)
     guide: tuple[str, float] | None = None  # (family, target): dotted budget-inference guide
+    guide_source: str = ""  # where the guide's target comes from, as its label says
     budget_targets: dict[str, tuple[float, ...]] = field(default_factory=dict)  # family -> extra targets
     labels: dict[str, str] = field(default_factory=dict)  # family -> legend label (default: the family file's)
     reduced: str | None = None  # the study that fits a 2-core CPU, drawn when the full study has no records
@@ -40,14 +42,14 @@ HOUR, DAY = 3600.0, 86400.0
 
 FIGURES: dict[int, FigureSpec] = {
     1: FigureSpec(
-        number=1, study="sst5", x="trials", log_x=False, ylabel="Expected validation accuracy", shade=True,
+        number=1, dataset="SST-5", study="sst5", x="trials", log_x=False, ylabel="Expected validation accuracy", shade=True,
         xlim=(1, 50),
         paper=PaperFile("sst5_cnn_lr_search.tsv", "3cbe1ae7a50c8dc6fb55fd4f7c80e6b133b35f0ce3bb45bcae5e35d926ade6c9",
                         "model.encoder.architecture.type", {"LR": "lr", "CNN": "cnn"}, "best_validation_accuracy"),
-        guide=("cnn", 0.395),
+        guide=("cnn", 0.395), guide_source="the paper's example target, Fig. 1 caption",
     ),
     2: FigureSpec(
-        number=2, study="sst2_bcn", x="time", log_x=True, ylabel="Expected validation accuracy", shade=False,
+        number=2, dataset="SST-2", study="sst2_bcn", x="time", log_x=True, ylabel="Expected validation accuracy", shade=False,
         paper=PaperFile("sst2_biattentive_classifier_search.tsv", "8140813ee6c36d383e325327ec759a876189f643265f0e051396a0d483feddfd",
                         "embedding", {"glove": "glove", "elmo frozen": "elmo_frozen", "elmo fine-tuned": "elmo_finetuned"},
                         "best_validation_accuracy"),
@@ -55,7 +57,7 @@ FIGURES: dict[int, FigureSpec] = {
         labels={"glove": "GloVe", "elmo_frozen": "GloVe + ELMo (FR)", "elmo_finetuned": "GloVe + ELMo (FT)"},
     ),
     3: FigureSpec(
-        number=3, study="scitail", reduced="scitail_reduced", x="trials", log_x=True, ylabel="Expected validation accuracy", shade=False,
+        number=3, dataset="SciTail", study="scitail", reduced="scitail_reduced", x="trials", log_x=True, ylabel="Expected validation accuracy", shade=False,
         xlim=(1, 100),
         paper=PaperFile("scitail_search.tsv", "77910330af590e4da89730a6bb92c7fa10e0b87e9c10ce0a0435a234798f8640",
                         "model.encoder.architecture.type",
@@ -63,7 +65,7 @@ FIGURES: dict[int, FigureSpec] = {
         references={"ngram": 0.65, "dam": 0.754, "esim": 0.705, "dgem": 0.796},
     ),
     4: FigureSpec(
-        number=4, study="squad", x="time", log_x=True, ylabel="Expected validation EM", shade=True,
+        number=4, dataset="SQuAD", study="squad", x="time", log_x=True, ylabel="Expected validation EM", shade=True,
         xlim=(8 * HOUR, 40 * DAY), ylim=(0.3, 0.7),
         paper=PaperFile("bidaf_search.tsv", "d0adccb869428f72912edda72b34e9c5fed5ae993934f53199639b6a28a28aea",
                         "embedding", {"glove": "bidaf"}, "best_validation_em"),
