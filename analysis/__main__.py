@@ -1,5 +1,7 @@
 """``python -m analysis RECORDS --group COL --metric COL [--duration COL]``: print and write the curve table.
 
+``python -m analysis curve TRIALS ...`` is ``syw curve`` (analysis.cli): figure, report, any input.
+
 Bad input (a missing or malformed records file, an unknown column, a metric that is not a
 number, an output folder that does not exist) is one ``error: <file>: ...`` line on stderr
 and exit status 2; nothing is written then.
@@ -11,6 +13,8 @@ import sys
 from pathlib import Path
 
 from analysis.table import curve_table, read_records
+
+SUBCOMMANDS = ("curve",)  # syw's (analysis.cli); anything else is a records file
 
 
 def positive_int(text: str) -> int:
@@ -25,9 +29,15 @@ def positive_int(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in SUBCOMMANDS:  # python -m analysis curve ...: the syw command
+        from analysis.cli import main as syw
+
+        return syw(list(args))
     parser = argparse.ArgumentParser(
         prog="python -m analysis",
-        description="Expected maximum validation performance (Dodge et al. 2019, Eq. 8) per group of trial records.",
+        description="Expected maximum validation performance (Dodge et al. 2019, Eq. 8) per group of trial records. "
+                    "For a figure, a report, Ray Tune folders and Optuna studies: python -m analysis curve --help (syw curve).",
     )
     parser.add_argument("records", type=Path, help="a .csv, .tsv or .jsonl file of trial records")
     parser.add_argument("--group", default="family", help="column naming the model family (default: family)")
@@ -36,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-n", type=positive_int, default=None, help="largest budget n, at least 1 (default: each group's N)")
     parser.add_argument("--direction", choices=("max", "min"), default="max", help="max: higher is better")
     parser.add_argument("--out", type=Path, default=None, help="write the table here (.csv or .tsv); default: next to the records")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args)
     out = args.out or args.records.with_name(args.records.stem + "_expected_max.csv")
     try:
         if out.resolve() == args.records.resolve():

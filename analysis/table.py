@@ -65,23 +65,15 @@ def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
     return values
 
 
-def curve_table(
-    frame: pd.DataFrame,
-    group: str,
-    metric: str,
-    *,
-    duration: str | None = None,
-    max_n: int | None = None,
-    maximize: bool = True,
-) -> pd.DataFrame:
-    """One row per (group, n): expected max (Eq. 8), its spread, the unbiased estimate (n <= N) and time.
+def split_groups(
+    frame: pd.DataFrame, group: str, metric: str, duration: str | None = None
+) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    """Scores (and durations) of each group, sorted by group name.
 
     Every row needs a group, a finite metric (and duration): a bad one raises :class:`DataError`
     naming the file (``frame.attrs["source"]``, as :func:`read_records` sets it) and the row.
     """
     source = frame.attrs.get("source", "records")
-    if max_n is not None and max_n < 1:
-        raise ValueError(f"the largest budget n must be at least 1, got {max_n}")
     if frame.empty:
         raise DataError(f"{source}: no ok record")
     for column in (group, metric) + ((duration,) if duration else ()):
@@ -93,9 +85,27 @@ def curve_table(
     frame = frame.assign(**{metric: finite_column(frame, metric, source)})
     if duration:
         frame = frame.assign(**{duration: finite_column(frame, duration, source)})
+    return {name: (part[metric].to_numpy(dtype=float), part[duration].to_numpy(dtype=float) if duration else None)
+            for name, part in frame.groupby(group, sort=True)}
+
+
+def curve_table(
+    frame: pd.DataFrame,
+    group: str,
+    metric: str,
+    *,
+    duration: str | None = None,
+    max_n: int | None = None,
+    maximize: bool = True,
+) -> pd.DataFrame:
+    """One row per (group, n): expected max (Eq. 8), its spread, the unbiased estimate (n <= N) and time.
+
+    Rows are checked by :func:`split_groups`.
+    """
+    if max_n is not None and max_n < 1:
+        raise ValueError(f"the largest budget n must be at least 1, got {max_n}")
     rows = []
-    for name, part in frame.groupby(group, sort=True):
-        scores = part[metric].to_numpy(dtype=float)
+    for name, (scores, durations) in split_groups(frame, group, metric, duration).items():
         big_n = scores.size
         ns = np.arange(1, (max_n or big_n) + 1)
         mean, std = expected_max(scores, ns, maximize=maximize), expected_max_std(scores, ns, maximize=maximize)
@@ -106,6 +116,6 @@ def curve_table(
             {group: name, "n": ns, "N": big_n, "expected_max": mean, "spread_sd": std, "unbiased": unbiased}
         )
         if duration:
-            block["seconds"] = ns * part[duration].mean()
+            block["seconds"] = ns * durations.mean()
         rows.append(block)
     return pd.concat(rows, ignore_index=True)

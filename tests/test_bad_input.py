@@ -312,6 +312,59 @@ CASES: list[Case] = [
                                             "results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
          lambda t: cli("figures", *[a.format(t=t) for a in FIG1]),
          2, r"^error: {t}/results/sst5/lr\.jsonl:1: an ok record's value must be a finite number, got '0\.4'"),
+    # --- syw curve (python -m analysis curve): anyone's trials, Ray Tune folders, Optuna studies ---
+    Case("syw-missing-file", {}, lambda t: cli("analysis", "curve", f"{t}/nope.csv"),
+         2, r"^error: {t}/nope\.csv: no such records file"),
+    Case("syw-two-score-columns", {"r.csv": "model,val_acc,val_f1\na,0.5,0.4\n"},
+         lambda t: cli("analysis", "curve", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: several columns could hold the validation score: val_acc, val_f1; pass --metric"),
+    Case("syw-two-score-columns-subprocess", {"r.csv": "model,val_acc,val_f1\na,0.5,0.4\n"},
+         lambda t: shell("analysis", "curve", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: several columns could hold the validation score: val_acc, val_f1"),
+    Case("syw-no-score-column", {"r.csv": "model,lr,train_acc\na,0.1,0.9\n"},
+         lambda t: cli("analysis", "curve", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: no numeric column is named like a validation score .*\(columns: model, lr, train_acc\)"),
+    Case("syw-unknown-metric", {"r.csv": CSV}, lambda t: cli("analysis", "curve", f"{t}/r.csv", "--metric", "acc"),
+         2, r"^error: {t}/r\.csv: no column 'acc' for the score \(have: family, value\)"),
+    Case("syw-two-group-columns", {"r.csv": "arch,method,val_acc\na,x,0.5\nb,y,0.6\n"},
+         lambda t: cli("analysis", "curve", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: several columns could name the groups: arch \(a, b\); method \(x, y\); pass --group"),
+    Case("syw-string-score", {"r.csv": CSV + "a,high\n"}, lambda t: cli("analysis", "curve", f"{t}/r.csv", "--metric", "value"),
+         2, r"^error: {t}/r\.csv: line 3: column 'value' holds 'high', not a finite number"),
+    Case("syw-database-path-not-a-url", {"s.db": b"x"}, lambda t: cli("analysis", "curve", f"{t}/s.db"),
+         2, r"^error: {t}/s\.db: a database file; give an Optuna study as its storage URL, sqlite:///{t}/s\.db"),
+    Case("syw-x-time-without-durations", {"r.csv": CSV}, lambda t: cli("analysis", "curve", f"{t}/r.csv", "--x", "time"),
+         2, r"^error: {t}/r\.csv: --x time needs a training-time column; pass --duration COLUMN"),
+    Case("syw-bands-without-bounds", {"r.csv": "family,value\na,5\na,7\n"},
+         lambda t: cli("analysis", "curve", f"{t}/r.csv", "--bands"),
+         2, r"^error: {t}/r\.csv: the bands need the metric's bounds and the scores range from 5 to 7, .*pass --bounds"),
+    Case("syw-forecast-of-three-trials", {"r.csv": "family,value\na,0.5\na,0.6\na,0.7\n"},
+         lambda t: cli("analysis", "curve", f"{t}/r.csv", "--forecast", "10"),
+         2, r"^error: {t}/r\.csv: group a: a forecast needs at least 5 scores that are not all equal, got 3"),
+    Case("syw-target-not-a-number", {"r.csv": CSV}, lambda t: cli("analysis", "curve", f"{t}/r.csv", "--target", "high"),
+         2, r"argument --target: 'high' is not a target"),
+    Case("syw-out-into-a-missing-folder", {"r.csv": CSV},
+         lambda t: cli("analysis", "curve", f"{t}/r.csv", "--out", f"{t}/missing/deep"),
+         2, r"^error: {t}/missing/deep: cannot write there: the folder {t}/missing does not exist"),
+    Case("syw-ray-folder-without-trials", {"exp/notes.txt": "nothing ran\n"}, lambda t: cli("analysis", "curve", f"{t}/exp"),
+         2, r"^error: {t}/exp: no trial folder with a result\.json"),
+    Case("syw-ray-result-not-an-object", {"exp/t1/result.json": json.dumps({"val_acc": 0.5}) + "\n[0.5]\n"},
+         lambda t: cli("analysis", "curve", f"{t}/exp"),
+         2, r"^error: {t}/exp/t1/result\.json:2: a record is a JSON object, got list"),
+    Case("syw-ray-trial-without-the-score", {"exp/t1/result.json": json.dumps({"val_acc": 0.5}) + "\n",
+                                             "exp/t2/result.json": json.dumps({"loss": 0.5}) + "\n"},
+         lambda t: cli("analysis", "curve", f"{t}/exp"),
+         2, r"^error: {t}/exp/t2/result\.json: no result holds a number under 'val_acc'"),
+    Case("syw-ray-bad-params-json", {"exp/t1/result.json": json.dumps({"val_acc": 0.5}) + "\n", "exp/t1/params.json": "{x\n"},
+         lambda t: cli("analysis", "curve", f"{t}/exp"),
+         2, r"^error: {t}/exp/t1/params\.json: not JSON \(line 1: "),
+    Case("syw-optuna-missing-database", {}, lambda t: cli("analysis", "curve", f"sqlite:///{t}/nope.db"),
+         2, r"^error: sqlite:///{t}/nope\.db: no such database file {t}/nope\.db"),
+    Case("syw-optuna-not-sqlite", {"s.db": "just text\n"}, lambda t: cli("analysis", "curve", f"sqlite:///{t}/s.db"),
+         2, r"^error: sqlite:///{t}/s\.db: {t}/s\.db is not an SQLite database"),
+    Case("syw-optuna-not-an-optuna-database", {"s.db": lambda: sqlite_bytes("CREATE TABLE runs (x REAL)")},
+         lambda t: cli("analysis", "curve", f"sqlite:///{t}/s.db"),
+         2, r"^error: sqlite:///{t}/s\.db: not an Optuna storage \(no 'studies' table; tables: runs\)"),
 ]
 
 
@@ -404,6 +457,19 @@ def study_lines(study: str, family: str, n: int = 3, status: str = "ok", **field
             else:
                 record[key] = value
     return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def sqlite_bytes(*statements: str) -> bytes:
+    """The bytes of an SQLite database after ``statements``."""
+    import sqlite3
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "x.db"
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            for statement in statements:
+                db.execute(statement)
+            db.commit()
+        return path.read_bytes()
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:

@@ -1,0 +1,193 @@
+"""``syw``: expected validation performance (Dodge et al. 2019) of anyone's hyperparameter search.
+
+``syw curve TRIALS`` (also ``python -m analysis curve TRIALS``) reads the trials, picks the group,
+score and training-time columns, and writes the expected-max table (CSV), a figure (PNG + PDF) and
+a Markdown report saying how each number is computed. Bad input is one ``error:`` line naming the
+file (and line, column or key) with exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from analysis.__main__ import positive_int
+from analysis.columns import pick_duration, pick_group, pick_metric
+from analysis.curves import Options, bounds_for, budgets, build, leader_changes, table
+from analysis.forecast import MODELS, VERDICT
+from analysis.inputs import load_trials, per_trial
+from analysis.report import build as report
+from analysis.table import split_groups
+
+DESCRIPTION = """\
+The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,
+"Show Your Work") for each model family in TRIALS. Writes, in --out: expected_max.csv (Eq. 8, its
+SD, the unbiased estimate per group and n), curve.png and curve.pdf (every group's curve, the
++-1 SD shading clipped to the observed scores, optional bands, targets, forecast) and report.md
+(budgets to reach the targets, crossovers, and how each number is computed). Bad input is one
+'error:' line naming the file and line, column or key, exit status 2."""
+
+EPILOG = """\
+inputs:
+  a .csv, .tsv or .jsonl file, one trial a row (JSONL: nested keys become a.b columns), e.g. this
+    suite's records, allentune's results.jsonl, the authors' camera-ready TSVs;
+  a Ray Tune experiment folder (Tuner.fit's storage_path/name: a folder per trial with result.json
+    and params.json); each trial counts with its best reported score (--pick last: its last);
+    its hyperparameters are config.* columns;
+  an Optuna study: its storage URL (sqlite:///study.db) and --study NAME (needs: pip install
+    'show-your-work[optuna]'); columns value, params.*, user_attrs.*, duration_seconds.
+
+columns (when not given): the score is a column named value, else the one numeric column named
+like a validation score (val/valid/dev + acc/accuracy/f1/em/score..., best_ first); the groups are
+the text column named like a model family (family, group, model, architecture, embedding, ...),
+else one curve; the training time is the column named like duration/time_total_s/runtime, else
+none. When the choice is not obvious, the error lists the candidates.
+
+examples:
+  syw curve trials.csv
+  syw curve ~/ray_results/my_exp --target 0.9 --x time
+  syw curve sqlite:///study.db --study tuning --bands --forecast 100
+  syw curve sst5_cnn_lr_search.tsv --target "0.395=the paper's example" --out fig1/
+"""
+
+
+def _target(text: str) -> tuple[float, str]:
+    value, _, note = text.partition("=")
+    try:
+        return float(value), note.strip()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a target: use a number, e.g. 0.9 or 0.9=why") from None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not a level: it must be between 0 and 1")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="syw", description="Expected validation performance (Dodge et al. 2019) "
+                                  "of anyone's hyperparameter search. syw curve --help for more.")
+    sub = top.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("curve", help="expected-max curves, figure and report of a search's trials",
+                       description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trials", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna storage URL")
+    what = p.add_argument_group("what to read")
+    what.add_argument("--study", help="the Optuna study's name (needed when the storage holds several)")
+    what.add_argument("--group", help="column naming each trial's model family; 'none': one curve of all trials")
+    what.add_argument("--metric", help="column holding the validation score")
+    what.add_argument("--duration", help="column of training seconds per trial; 'none': no time")
+    what.add_argument("--direction", choices=("max", "min"),
+                      help="max: higher is better (default; an Optuna study's own direction when it has one)")
+    what.add_argument("--pick", choices=("best", "last"), default="best",
+                      help="Ray Tune: each trial's best (default) or last reported score")
+    draw = p.add_argument_group("what to draw and compute")
+    draw.add_argument("--x", choices=("trials", "time"), default="trials",
+                      help="x axis: trials, or training time (n x the group's mean duration)")
+    draw.add_argument("--log-x", action="store_true", help="logarithmic x axis")
+    draw.add_argument("--no-sd", dest="sd", action="store_false", help="leave out the ±1 SD shading")
+    draw.add_argument("--bands", action="store_true", help="draw simultaneous confidence bands (opda)")
+    draw.add_argument("--confidence", type=_fraction, default=0.95, help="the bands' level (default 0.95)")
+    draw.add_argument("--bounds", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                      help="the score's possible range, which the bands need (default 0 1 when scores lie there)")
+    draw.add_argument("--band-method", default="ks", choices=("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
+                      help="opda's CDF band (default ks)")
+    draw.add_argument("--target", type=_target, action="append", default=[], metavar="VALUE[=WHY]",
+                      help="a score to reach, with where it comes from; repeatable. The report gives each "
+                           "group's budget to reach it, the figure a line")
+    draw.add_argument("--forecast", type=positive_int, metavar="N", help="forecast the expected max up to n = N past "
+                      "the trials there are (read docs/forecast_backtest.md first: not recommended)")
+    draw.add_argument("--forecast-model", choices=MODELS, default="quadratic", help="default: quadratic (opda)")
+    draw.add_argument("--forecast-level", type=_fraction, default=0.9, help="the forecast interval's level")
+    draw.add_argument("--forecast-resamples", type=int, default=100, help="bootstrap refits for the interval")
+    out = p.add_argument_group("output")
+    out.add_argument("--out", type=Path, help="folder for expected_max.csv, curve.png, curve.pdf, report.md "
+                     "(default: <trials>_syw/ beside the trials; for a storage URL, <study>_syw/ here)")
+    out.add_argument("--title", help="the figure's title (default: the source's name)")
+    out.add_argument("--ylabel", help="the y axis label (default: Expected best of n: <score column>)")
+    return top
+
+
+def curve(args: argparse.Namespace) -> int:
+    trials = load_trials(args.trials, study=args.study)
+    maximize = args.direction != "min" if args.direction else trials.directions.get(trials.preferred or "", "max") == "max"
+    metric = pick_metric(trials.frame, trials.source, args.metric, maximize=maximize, preferred=trials.preferred)
+    if args.direction is None and metric in trials.directions:
+        maximize = trials.directions[metric] == "max"
+    if trials.reports:
+        trials = per_trial(trials, metric, pick=args.pick, maximize=maximize)
+    frame = trials.frame
+    frame.attrs["source"] = trials.source
+    group = pick_group(frame, trials.source, args.group)
+    duration, duration_note = pick_duration(frame, trials.source, args.duration)
+    if args.x == "time" and duration is None:
+        raise ValueError(f"{trials.source}: --x time needs a training-time column"
+                         f"{' (' + duration_note + ')' if duration_note else ''}; pass --duration COLUMN")
+    notes = trials.notes + ([duration_note] if duration_note else [])
+    column = group or "group"
+    if group is None:
+        frame = frame.assign(group=trials.name)
+        frame.attrs["source"] = trials.source
+    groups = split_groups(frame, column, metric, duration)
+    options = Options(maximize=maximize, confidence=args.confidence if args.bands else None,
+                      bounds=tuple(args.bounds) if args.bounds else None, band_method=args.band_method,
+                      forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
+                      forecast_resamples=args.forecast_resamples)
+    bounds = bounds_for([s for s, _ in groups.values()], options.bounds, trials.source) if args.bands else None
+    where = Path(args.trials)
+    folder = args.out or (Path(f"{trials.name}_syw") if "://" in args.trials
+                          else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
+    if not folder.parent.is_dir():
+        raise ValueError(f"{folder}: cannot write there: the folder {folder.parent} does not exist")
+    if args.forecast:
+        print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
+              file=sys.stderr, flush=True)
+    curves = build(groups, options, trials.source)
+    picked = lambda name, given: f"`{name}`" + ("" if given else " (picked)")  # noqa: E731
+    columns = {"metric": picked(metric, args.metric) + (", higher is better" if maximize else ", lower is better"), "duration": picked(duration, args.duration) if duration else "none",
+               "group": picked(group, args.group) if group else f"none (one curve, named {trials.name})"}
+    reach = budgets(curves, args.target, maximize)
+    changes = leader_changes(curves, maximize)
+    folder.mkdir(exist_ok=True)
+    table(curves, column).to_csv(folder / "expected_max.csv", index=False, float_format="%.10g")
+    from figures.curves import draw_curves  # matplotlib only when drawing
+
+    band_label = (f"dashed: {args.confidence:.0%} simultaneous confidence band (opda, {args.band_method}, "
+                  f"scores in [{bounds[0]:g}, {bounds[1]:g}])" if bounds else None)
+    forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
+                      "bootstrap interval (not recommended: see report)" if args.forecast else None)
+    paths = draw_curves(curves, folder / "curve", title=args.title or trials.name,
+                        ylabel=args.ylabel or f"Expected best of n: {metric}", x=args.x, log_x=args.log_x, sd=args.sd,
+                        targets=args.target, maximize=maximize, band_label=band_label, forecast_label=forecast_label)
+    files = [str(folder / "expected_max.csv"), *map(str, paths), str(folder / "report.md")]
+    text = report(curves, source=trials.source, columns=columns, notes=notes, options=options, budgets=reach,
+                  changes=changes, bounds=bounds, files=files)
+    (folder / "report.md").write_text(text)
+    for note in notes:
+        print(f"note: {trials.source}: {note}", file=sys.stderr)
+    print(text.split("## How each number")[0].rstrip())
+    if args.forecast:
+        print(f"\nforecast: {VERDICT}", file=sys.stderr)
+    print("\nwrote " + "\n      ".join(files))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return curve(args)
+    except (FileNotFoundError, ValueError) as err:  # their messages name the file (and line, column or key)
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"error: {err.filename or args.trials}: {err.strerror or err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""The expected-max curve of each group of someone's trials, with what ``syw curve`` adds around it:
+the spread, the unbiased estimate, confidence bands, a forecast past N, budgets to reach targets."""
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis.bands import confidence_bands
+from analysis.budget import budget_to_reach, crossovers, time_crossovers
+from analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
+from analysis.forecast import Forecast, forecast
+from experiments.units import human_duration
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to compute beyond Eq. 8 (see ``syw curve --help``)."""
+
+    maximize: bool = True
+    confidence: float | None = None  # simultaneous bands at this level; None: no bands
+    bounds: tuple[float, float] | None = None  # the metric's range, which the bands need
+    band_method: str = "ks"
+    forecast_to: int | None = None  # forecast the expected max up to this n; None: no forecast
+    forecast_model: str = "quadratic"
+    forecast_level: float = 0.9
+    forecast_resamples: int = 100
+    forecast_tail: float = 0.0
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One group's scores and its curves: Eq. 8, its SD and the unbiased estimate at n = 1..N."""
+
+    name: str
+    scores: np.ndarray
+    durations: np.ndarray | None
+    mean: np.ndarray
+    sd: np.ndarray
+    unbiased: np.ndarray
+    band: tuple[np.ndarray, np.ndarray] | None  # lower and upper band at n = 1..len (may pass N)
+    forecast: Forecast | None
+
+    @property
+    def mean_duration(self) -> float | None:
+        return None if self.durations is None else float(np.mean(self.durations))
+
+
+def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, source: str) -> tuple[float, float]:
+    """The metric's range for the bands: as given, else (0, 1) when every score lies there."""
+    low = min(float(s.min()) for s in scores)
+    high = max(float(s.max()) for s in scores)
+    if bounds is None:
+        if 0.0 <= low and high <= 1.0:
+            return (0.0, 1.0)
+        raise ValueError(f"{source}: the bands need the metric's bounds and the scores range from {low:g} to "
+                         f"{high:g}, not within [0, 1]: pass --bounds LOW HIGH")
+    if not bounds[0] <= low <= high <= bounds[1]:
+        raise ValueError(f"{source}: scores range from {low:g} to {high:g}, outside --bounds {bounds[0]:g} {bounds[1]:g}")
+    return bounds
+
+
+def build(groups: dict[str, tuple[np.ndarray, np.ndarray | None]], options: Options, source: str) -> list[Curve]:
+    """A :class:`Curve` per group (``analysis.table.split_groups`` output)."""
+    bounds = bounds_for([s for s, _ in groups.values()], options.bounds, source) if options.confidence else None
+    out = []
+    for name, (scores, durations) in groups.items():
+        ns = np.arange(1, scores.size + 1)
+        top = max(scores.size, options.forecast_to or 0)
+        band = None
+        if options.confidence:
+            with warnings.catch_warnings():  # ties: the report says what they mean for the band
+                warnings.simplefilter("ignore", RuntimeWarning)
+                low, _, high = confidence_bands(scores, np.arange(1, top + 1), confidence=options.confidence,
+                                                bounds=bounds, maximize=options.maximize, method=options.band_method)
+            band = (low, high)
+        predicted = None
+        if options.forecast_to:
+            try:
+                predicted = forecast(scores, np.arange(1, top + 1), model=options.forecast_model,
+                                     maximize=options.maximize, tail=options.forecast_tail,
+                                     level=options.forecast_level, resamples=options.forecast_resamples)
+            except ValueError as err:
+                raise ValueError(f"{source}: group {name}: {err}") from None
+        out.append(Curve(str(name), scores, durations, expected_max(scores, ns, maximize=options.maximize),
+                         expected_max_std(scores, ns, maximize=options.maximize),
+                         expected_max_unbiased(scores, ns, maximize=options.maximize), band, predicted))
+    return out
+
+
+def table(curves: list[Curve], group: str) -> pd.DataFrame:
+    """One row per (group, n), n = 1..max(N, forecast horizon): Eq. 8, its SD and the unbiased estimate
+    (n <= N), seconds, the band and the forecast with its interval where computed."""
+    blocks = []
+    for c in curves:
+        top = max(c.scores.size, c.forecast.ns.size if c.forecast else 0, c.band[0].size if c.band else 0)
+        ns = np.arange(1, top + 1)
+        pad = lambda values: np.concatenate([values, np.full(top - values.size, np.nan)])  # noqa: E731
+        block = pd.DataFrame({group: c.name, "n": ns, "N": c.scores.size, "expected_max": pad(c.mean),
+                              "spread_sd": pad(c.sd), "unbiased": pad(c.unbiased)})
+        if c.durations is not None:
+            block["seconds"] = ns * c.mean_duration
+        if c.band is not None:
+            block["band_low"], block["band_high"] = pad(c.band[0]), pad(c.band[1])
+        if c.forecast is not None:
+            block["forecast"], block["forecast_low"], block["forecast_high"] = (
+                pad(c.forecast.mean), pad(c.forecast.low), pad(c.forecast.high))
+        blocks.append(block)
+    return pd.concat(blocks, ignore_index=True)
+
+
+def budgets(curves: list[Curve], targets: list[tuple[float, str]], maximize: bool = True) -> pd.DataFrame:
+    """Per group and target: the first n whose Eq. 8 value reaches it (exact, and both sides rounded to
+    3 decimals), its time, and the forecast's first n past N when the curve does not reach it."""
+    rows = []
+    for c, (target, note) in itertools.product(curves, targets):
+        exact = budget_to_reach(c.mean, target, maximize=maximize)
+        rounded = budget_to_reach(c.mean, target, maximize=maximize, decimals=3)
+        predicted = None
+        if exact is None and c.forecast is not None:
+            predicted = budget_to_reach(c.forecast.mean, target, maximize=maximize)
+        rows.append(dict(group=c.name, target=target, source=note, trials=exact, trials_rounded_3dp=rounded,
+                         seconds=None if exact is None or c.durations is None else exact * c.mean_duration,
+                         forecast_trials=predicted))
+    return pd.DataFrame(rows, columns=["group", "target", "source", "trials", "trials_rounded_3dp", "seconds",
+                                       "forecast_trials"])
+
+
+def leader_changes(curves: list[Curve], maximize: bool = True) -> list[str]:
+    """Where one group overtakes another, on the trial axis and (with durations) the time axis."""
+    out = []
+    for a, b in itertools.combinations(curves, 2):
+        for c in crossovers(a.mean, b.mean, (a.name, b.name), maximize=maximize):
+            out.append(f"{c.leader} overtakes {c.previous} at n = {c.at} trials")
+        if a.durations is not None and b.durations is not None:
+            for c in time_crossovers(a.mean, a.mean_duration, b.mean, b.mean_duration, (a.name, b.name),
+                                     maximize=maximize):
+                out.append(f"{c.leader} overtakes {c.previous} at {human_duration(c.at)} of training "
+                           "(n trials cost n times each group's mean duration)")
+    return out

@@ -1,0 +1,166 @@
+"""Anyone's trials, one row a trial: a CSV, TSV or JSONL file (allentune's ``results.jsonl`` and the
+authors' camera-ready TSVs too), a Ray Tune experiment folder, or an Optuna study in its storage.
+
+Every malformed input raises one error naming the file (and line, key or trial): ``FileNotFoundError``
+for what is not there, :class:`data.download.DataError` (a ``ValueError``) for what is wrong.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.table import read_records
+from data.download import DataError
+from experiments.records import iter_records
+
+RAY_KEYS = {"timestamp", "checkpoint_dir_name", "done", "training_iteration", "trial_id", "date", "time_this_iter_s",
+            "time_total_s", "pid", "hostname", "node_ip", "time_since_restore", "iterations_since_restore",
+            "experiment_tag", "should_checkpoint"}  # what Ray Tune adds to every reported result
+DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+@dataclass
+class Trials:
+    """The rows of one source. ``frame``'s index says where each row comes from (``line 3``, ``trial 4``)."""
+
+    frame: pd.DataFrame
+    source: str  # the file, folder or storage URL, as messages name it
+    name: str  # the curve's name when no column splits the trials into groups
+    directions: dict[str, str] = field(default_factory=dict)  # column -> "max"/"min" the source declares
+    preferred: str | None = None  # the source's own score column (an Optuna study's value)
+    notes: list[str] = field(default_factory=list)
+    reports: bool = False  # one row a reported result (Ray Tune): reduce with :func:`per_trial`
+
+
+def load_trials(source: str, *, study: str | None = None) -> Trials:
+    """Read ``source``: a storage URL (``sqlite:///x.db``, with ``study``) is an Optuna study, a folder a
+    Ray Tune experiment, a file CSV/TSV/JSONL by its extension."""
+    if "://" in source:
+        return read_optuna(source, study)
+    path = Path(source)
+    if path.is_dir():
+        return read_ray(path)
+    if path.suffix.lower() in DATABASE_SUFFIXES:
+        raise DataError(f"{path}: a database file; give an Optuna study as its storage URL, sqlite:///{path}")
+    frame = read_records(path)
+    notes = [f"{frame.attrs['dropped']} row(s) whose status is not ok are left out"] if frame.attrs.get("dropped") else []
+    return Trials(frame, str(path), path.stem, notes=notes)
+
+
+def read_ray(folder: Path) -> Trials:
+    """A Ray Tune experiment folder (what ``Tuner.fit`` leaves): one folder per trial with ``result.json``
+    (one JSON line per reported result) and ``params.json`` (its configuration, as ``config.*`` columns).
+    A line that is not JSON (a killed trial's torn write) is skipped with a warning, as in our records.
+
+    One row per reported result, labelled ``<trial folder>/result.json, result <i>``; trials that raised
+    (an ``error.txt`` or ``error.pkl``) or reported nothing are left out, with a note.
+    """
+    trial_dirs = sorted(p.parent for p in folder.glob("*/result.json"))
+    if not trial_dirs:
+        raise FileNotFoundError(f"{folder}: no trial folder with a result.json; a Ray Tune experiment folder "
+                                "(Tuner.fit's storage_path/name) holds one folder per trial")
+    rows, labels, failed, empty = [], [], [], []
+    for trial in trial_dirs:
+        if (trial / "error.txt").exists() or (trial / "error.pkl").exists():
+            failed.append(trial.name)
+            continue
+        results = list(iter_records(trial / "result.json", schema=False))  # a torn line: skipped, with a warning
+        if not results:
+            empty.append(trial.name)
+            continue
+        params_file = trial / "params.json"
+        try:
+            config = json.loads(params_file.read_text()) if params_file.is_file() else results[-1].get("config", {})
+        except json.JSONDecodeError as err:
+            raise DataError(f"{params_file}: not JSON (line {err.lineno}: {err.msg})") from None
+        flat_config = pd.json_normalize({"config": config}).iloc[0].to_dict() if config else {}
+        for number, result in enumerate(results, start=1):
+            result = {k: v for k, v in result.items() if k != "config"}
+            rows.append({**pd.json_normalize(result).iloc[0].to_dict(), **flat_config, "trial": trial.name})
+            labels.append(f"{trial.name}/result.json, result {number}")
+    notes = [f"{len(names)} trial(s) {why} are left out: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}"
+             for names, why in ((failed, "that raised (error.txt)"), (empty, "that reported nothing")) if names]
+    if not rows:
+        raise DataError(f"{folder}: no trial reported a result ({'; '.join(notes)})")
+    return Trials(pd.DataFrame(rows, index=labels), str(folder), folder.name, notes=notes, reports=True)
+
+
+def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool = True) -> Trials:
+    """One row per trial of a Ray Tune experiment: its report with the best (or the last) ``metric``,
+    with the trial's whole training time (``time_total_s`` of its last report)."""
+    frame = trials.frame
+    values = pd.to_numeric(frame[metric], errors="coerce")
+    out, labels = [], []
+    for trial, part in frame.groupby("trial", sort=True):
+        scores = values[part.index]
+        ok = scores[np.isfinite(scores.to_numpy(float))]
+        if ok.empty:
+            raise DataError(f"{trials.source}/{trial}/result.json: no result holds a number under {metric!r}")
+        chosen = ok.index[-1] if pick == "last" else (ok.idxmax() if maximize else ok.idxmin())
+        row = part.loc[chosen].copy()
+        if "time_total_s" in part:
+            row["time_total_s"] = pd.to_numeric(part["time_total_s"], errors="coerce").max()
+        out.append(row)
+        labels.append(chosen)
+    return Trials(pd.DataFrame(out, index=labels), trials.source, trials.name, trials.directions,
+                  trials.preferred, trials.notes)
+
+
+def _check_optuna_sqlite(url: str) -> None:
+    """An SQLite storage must exist and hold Optuna's tables: optuna itself would create both."""
+    path = Path(url.split(":///", 1)[1])
+    if not path.is_file():
+        raise FileNotFoundError(f"{url}: no such database file {path}")
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as err:
+        raise DataError(f"{url}: {path} is not an SQLite database ({err})") from None
+    if "studies" not in tables:
+        raise DataError(f"{url}: not an Optuna storage (no 'studies' table; tables: {', '.join(sorted(tables)) or 'none'})")
+
+
+def read_optuna(url: str, study: str | None) -> Trials:
+    """The complete trials of an Optuna study: ``value`` (``value_0``, ... for several objectives),
+    ``params.*``, ``user_attrs.*`` and ``duration_seconds``; the study's direction(s) come along."""
+    try:
+        import optuna
+    except ImportError:
+        raise DataError(f"{url}: reading an Optuna study needs optuna: pip install 'show-your-work[optuna]' "
+                        "(or pip install 'optuna>=3')") from None
+    if url.startswith("sqlite:///"):
+        _check_optuna_sqlite(url)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    names = sorted(optuna.study.get_all_study_names(storage=url))
+    if study is None and len(names) != 1:
+        listed = ", ".join(names) if names else "none"
+        raise DataError(f"{url}: {len(names)} studies ({listed}); name one with --study")
+    name = study or names[0]
+    if name not in names:
+        raise DataError(f"{url}: no study named {name!r} (studies: {', '.join(names) or 'none'})")
+    loaded = optuna.load_study(study_name=name, storage=url)
+    several = len(loaded.directions) > 1
+    columns = [f"value_{i}" for i in range(len(loaded.directions))] if several else ["value"]
+    directions = {c: "max" if d == optuna.study.StudyDirection.MAXIMIZE else "min"
+                  for c, d in zip(columns, loaded.directions)}
+    rows, labels, states = [], [], {}
+    for trial in loaded.get_trials(deepcopy=False):
+        if trial.state != optuna.trial.TrialState.COMPLETE:
+            states[trial.state.name.lower()] = states.get(trial.state.name.lower(), 0) + 1
+            continue
+        row = dict(zip(columns, trial.values), number=trial.number)
+        row.update({f"params.{k}": v for k, v in trial.params.items()})
+        row.update({f"user_attrs.{k}": v for k, v in trial.user_attrs.items() if np.isscalar(v)})
+        row["duration_seconds"] = trial.duration.total_seconds() if trial.duration else np.nan
+        rows.append(row)
+        labels.append(f"trial {trial.number}")
+    notes = [f"{count} {state} trial(s) are left out (no final value)" for state, count in sorted(states.items())]
+    if not rows:
+        raise DataError(f"{url}: study {name!r} has no complete trial{' (' + '; '.join(notes) + ')' if notes else ''}")
+    return Trials(pd.DataFrame(rows, index=labels), f"{url} (study {name})", name, directions,
+                  None if several else "value", notes)

@@ -1,0 +1,84 @@
+"""The Markdown report of ``syw curve``: the numbers, and each number's rule in words."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.budget import RULE
+from analysis.curves import Curve, Options
+from analysis.forecast import VERDICT
+from experiments.units import human_duration
+
+EQ8 = ("**Expected best of n** (Eq. 8 of Dodge et al. 2019): the mean of the best of n scores drawn with "
+       "replacement from the N observed ones, sum over distinct scores v of v (P(V <= v)^n - P(V < v)^n) with the "
+       "empirical CDF; not rounded (the table keeps 10 significant digits). Defined for n <= N here.")
+SD = ("**±1 SD** (section 3.3): the standard deviation of that best of n under the same distribution, i.e. "
+      "the spread of a single search of n trials, not an error bar of the mean; the figure clips the shading "
+      "to the observed range of the group's scores, as the paper does.")
+UNBIASED = ("**Unbiased** (Tang et al. 2020): the mean of the best of n drawn *without* replacement from the "
+            "N scores, sum over order statistics v_(i) C(i-1, n-1) / C(N, n); equals the best observed score at n = N.")
+
+
+def band_rule(options: Options, bounds: tuple[float, float] | None) -> str:
+    return (f"**{options.confidence:.0%} simultaneous confidence band** (opda, method `{options.band_method}`): a band "
+            "for the CDF of the score distribution holding with that probability, pushed through the map from "
+            "CDF to expected best of n; it holds for every n at once (past N too), assuming only that the "
+            f"scores lie within [{bounds[0]:g}, {bounds[1]:g}] and the trials are independent draws.")
+
+
+def _fmt(value) -> str:
+    return "-" if value is None or pd.isna(value) else f"{value:.4f}"
+
+
+def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: list[str], options: Options,
+          budgets: pd.DataFrame, changes: list[str], bounds: tuple[float, float] | None,
+          files: list[str]) -> str:
+    """The report text. ``columns`` says which column is which and why; ``files`` what was written."""
+    out = [f"# Expected validation performance: {source}", "",
+           f"Trials: {sum(c.scores.size for c in curves)} in {len(curves)} group(s). Score: {columns['metric']}. Groups: {columns['group']}. Training time: {columns['duration']}.", ""]
+    out += [f"- note: {n}" for n in notes] + ([""] if notes else [])
+    budgets_shown = sorted({1, 5, 10} | {c.scores.size for c in curves})
+    header = ["group", "N", "mean time"] + [f"n={n}" for n in budgets_shown] + ["best observed"]
+    out += ["## Expected best score by budget (Eq. 8; unbiased in brackets)", "",
+            "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for c in curves:
+        cells = [f"{c.mean[n - 1]:.4f} [{c.unbiased[n - 1]:.4f}]" if n <= c.scores.size else "-" for n in budgets_shown]
+        best = c.scores.max() if options.maximize else c.scores.min()
+        out.append(f"| {c.name} | {c.scores.size} | {human_duration(c.mean_duration)} | " + " | ".join(cells)
+                   + f" | {best:.4f} |")
+    if not budgets.empty:
+        out += ["", "## Budget to reach each target", "",
+                "| group | target | where it comes from | trials | trials (3 decimals) | time | forecast trials |",
+                "|---|---|---|---|---|---|---|"]
+        for r in budgets.itertuples():
+            trials = lambda v: "not within N" if v is None or pd.isna(v) else str(int(v))  # noqa: E731
+            forecast = "" if r.forecast_trials is None or pd.isna(r.forecast_trials) else str(int(r.forecast_trials))
+            out.append(f"| {r.group} | {r.target:g} | {r.source or '-'} | {trials(r.trials)} | "
+                       f"{trials(r.trials_rounded_3dp)} | {human_duration(r.seconds)} | {forecast or '-'} |")
+    out += ["", "## Where one group overtakes another", ""]
+    out += [f"- {line}" for line in changes] or ["- nowhere: one group leads at every shared budget"
+                                                 if len(curves) > 1 else "- one group only"]
+    forecasts = [c for c in curves if c.forecast is not None]
+    if forecasts:
+        horizon = forecasts[0].forecast.ns.size
+        out += ["", f"## Forecast to n = {horizon} ({forecasts[0].forecast.model})", "", f"**{VERDICT}**", "",
+                "| group | N | Eq. 8 at N | forecast at N | forecast at n = " + str(horizon)
+                + f" | {forecasts[0].forecast.level:.0%} interval | fitted |", "|---|---|---|---|---|---|---|"]
+        for c in forecasts:
+            f, n = c.forecast, c.scores.size
+            out.append(f"| {c.name} | {n} | {c.mean[-1]:.4f} | {f.mean[n - 1]:.4f} | {f.mean[-1]:.4f} | "
+                       f"[{_fmt(f.low[-1])}, {_fmt(f.high[-1])}] | {f.fitted} |")
+    out += ["", "## How each number is computed", "", f"- {EQ8}", f"- {SD}", f"- {UNBIASED}"]
+    if options.confidence:
+        out.append(f"- {band_rule(options, bounds)}")
+        if options.band_method != "dkw" and any(np.unique(c.scores).size < c.scores.size for c in curves):
+            out.append(f"  Some scores are tied (a finite validation set): the `{options.band_method}` band's "
+                       "coverage is exact only for continuous scores; `--band-method dkw` holds regardless.")
+    out.append(f"- **Budget to reach a target**: {RULE}")
+    if forecasts:
+        out.append(f"- **Forecast**: {forecasts[0].forecast.rule()} Checked on the authors' published "
+                   "trials in docs/forecast_backtest.md.")
+    if any(c.durations is not None and np.ptp(c.durations) == 0 for c in curves):
+        out.append("- Every duration of a group is the same number: if these are placeholders, its time axis means nothing.")
+    out += ["", "Files: " + ", ".join(f"`{f}`" for f in files), ""]
+    return "\n".join(out)

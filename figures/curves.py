@@ -1,0 +1,91 @@
+"""The figure of ``syw curve``: every group's expected-max curve (Eq. 8) of anyone's trials, with the
+±1 SD shading, simultaneous confidence bands, a forecast past N and targets, each named in the legend."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.ticker
+import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from analysis import budget_to_reach, time_axis
+from analysis.curves import Curve
+from experiments.units import human_duration
+from figures.plot import SD_LABEL, colours, finish, plt, shade_sd, time_ticks
+
+
+def _axis(curve: Curve, size: int, x: str) -> np.ndarray:
+    if x == "time":
+        if curve.mean_duration is None:
+            raise ValueError(f"group {curve.name}: no training durations, no time axis (pass --duration COLUMN)")
+        return time_axis(size, curve.mean_duration)
+    return np.arange(1, size + 1)
+
+
+def draw_curves(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str, x: str = "trials",
+                log_x: bool = False, sd: bool = True, targets: list[tuple[float, str]] = (),
+                maximize: bool = True, band_label: str | None = None, forecast_label: str | None = None) -> list[Path]:
+    """Write ``<out_stem>.pdf`` and ``.png``. ``band_label``/``forecast_label`` name what the bands and
+    forecast are (their level and construction) in the legend."""
+    styles = colours([c.name for c in curves])
+    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
+    lows, highs = [], []
+    for c in curves:
+        color, linestyle = styles[c.name]
+        xs = _axis(c, c.scores.size, x)
+        ax.plot(xs, c.mean, color=color, ls=linestyle, lw=1.8, label=f"{c.name} (N = {c.scores.size})")
+        # from the curve's start to the best score seen (failed trials would squash the curves)
+        lows.append(c.mean.min() if maximize else c.scores.min())
+        highs.append(c.scores.max() if maximize else c.mean.max())
+        if sd:
+            shade_sd(ax, xs, c.mean, c.sd, c.scores, color)
+            lows.append(np.clip(c.mean - c.sd, c.scores.min(), None).min() if maximize else lows[-1])
+            highs.append(highs[-1] if maximize else np.clip(c.mean + c.sd, None, c.scores.max()).max())
+        if c.band is not None:
+            bx = _axis(c, c.band[0].size, x)
+            for edge in c.band:
+                ax.plot(bx, edge, color=color, ls=(0, (4, 2)), lw=0.8)
+        if c.forecast is not None:
+            past = c.forecast.ns >= c.scores.size
+            fx = _axis(c, c.forecast.ns.size, x)[past]
+            ax.plot(fx, c.forecast.mean[past], color=color, ls=":", lw=1.6)
+            ax.fill_between(fx, c.forecast.low[past], c.forecast.high[past], color=color, alpha=0.08, lw=0)
+            edges = np.concatenate([c.forecast.mean[past], c.forecast.low[past], c.forecast.high[past]])
+            lows.append(np.nanmin(edges))
+            highs.append(np.nanmax(edges))
+    extra = []
+    for target, note in targets:
+        ax.axhline(target, color="0.35", ls=":", lw=1)
+        extra.append(Line2D([], [], color="0.35", ls=":", label=f"target {target:g}" + (f": {note}" if note else "")))
+        for c in curves:
+            n = budget_to_reach(c.mean, target, maximize=maximize)
+            if n is not None:
+                at = _axis(c, n, x)[-1]
+                ax.axvline(at, color=styles[c.name][0], ls=":", lw=1)
+                cost = f" ({human_duration(at)})" if x == "time" else ""
+                extra.append(Line2D([], [], color=styles[c.name][0], ls=":",
+                                    label=f"{c.name} reaches {target:g} at n = {n}{cost}"))
+        lows.append(target)
+        highs.append(target)
+    if sd:
+        extra.append(Patch(color="0.6", alpha=0.4, lw=0, label=SD_LABEL))
+    if band_label:
+        extra.append(Line2D([], [], color="0.3", ls=(0, (4, 2)), lw=0.8, label=band_label))
+    if forecast_label:
+        extra.append(Line2D([], [], color="0.3", ls=":", lw=1.6, label=forecast_label))
+    low, high = min(lows), max(highs)
+    pad = 0.05 * (high - low or 1.0)
+    ax.set_ylim(low - pad, high + pad)
+    if log_x:
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        if x == "trials":
+            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    if x == "time":
+        time_ticks(ax)
+    ax.set_xlabel("Training time (n trials × the group's mean duration)" if x == "time" else "Hyperparameter assignments (n)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3, lw=0.5)
+    return finish(fig, ax, out_stem, extra)
