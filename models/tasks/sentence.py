@@ -1,12 +1,16 @@
 """Single-sentence classification (SST: the LR, the CNN and the BCN): reading, vocabulary,
 indexing, batching, accuracy, and one trial's run on the shared trainer.
 
+Splits keep their examples' tokens as read; a model that reads characters (ELMo) asks for their
+character ids with :func:`with_chars`, and its batches then carry ``chars`` beside ``tokens``.
+
 Batches are sentences of similar length (``batching: bucket``: little padding, contents vary by
 epoch) or random (``batching: random``: as AllenNLP's shuffling iterator drew them, each padded
 to its longest sentence; a model may lay such a batch out its own way, see ``layout``).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections import Counter
 from dataclasses import dataclass
@@ -21,6 +25,7 @@ from torch import nn
 from data.glove import PADDING, load_embeddings, resolve_source
 from data.sst import Example, n_classes, read_sst
 from experiments.context import TrialContext, TrialOutcome
+from models.elmo_chars import MAX_WORD_LENGTH, word_to_char_ids
 from models.trainer import choose_device, train_model
 
 UNKNOWN = "@@UNKNOWN@@"
@@ -34,16 +39,31 @@ SENTENCE_SETTINGS = {
     "embedding": {"type": "str"},
     "vocabulary": {"values": ["train", "train_dev_test"], "default": "train"},
     "batching": {"values": ["bucket", "random"], "default": "bucket"},
+    # token ids (vocabulary and GloVe lookup) of lowercased tokens: the CNN's config lowercased
+    # (spec §A), the BCN's kept case (§B)
+    "lowercase": {"type": "bool", "default": True},
 }
 
 
 @dataclass(frozen=True)
+class CharIds:
+    """ELMo character ids of a split (spec §C), stored once per distinct token: row ``spellings[i, t]``
+    of ``table`` holds the ids of example i's token t (row 0, all zeros, is padding)."""
+
+    spellings: torch.Tensor  # [n, max_len] int64
+    table: torch.Tensor  # [distinct tokens + 1, 50] int64
+
+
+@dataclass(frozen=True)
 class IndexedSplit:
-    """A split as tensors: token ids (0-padded to the longest sentence), lengths and labels."""
+    """A split as tensors: token ids (0-padded to the longest sentence), lengths and labels; the
+    examples' tokens as read (case kept), and their character ids when a model asked for them."""
 
     tokens: torch.Tensor  # [n, max_len] int64
     lengths: torch.Tensor  # [n] int64
     labels: torch.Tensor  # [n] int64
+    words: tuple[tuple[str, ...], ...] = ()
+    chars: CharIds | None = None
 
 
 @dataclass(frozen=True)
@@ -79,18 +99,19 @@ def build_vocab(sentences: list[list[str]]) -> list[str]:
     return [PADDING, UNKNOWN] + sorted(counts, key=lambda token: (-counts[token], token))
 
 
-def index_split(examples: list[Example], token_ids: Mapping[str, int]) -> IndexedSplit:
-    """Lowercase, map tokens to ids (unknown -> 1) and pad with 0."""
+def index_split(examples: list[Example], token_ids: Mapping[str, int], lowercase: bool = True) -> IndexedSplit:
+    """Map tokens (lowercased unless ``lowercase`` is false) to ids (unknown -> 1) and pad with 0."""
     lengths = torch.tensor([len(ex.tokens) for ex in examples])
     tokens = torch.zeros(len(examples), int(lengths.max()), dtype=torch.long)
     for i, ex in enumerate(examples):
-        ids = [token_ids.get(token.lower(), 1) for token in ex.tokens]
+        ids = [token_ids.get(token.lower() if lowercase else token, 1) for token in ex.tokens]
         tokens[i, : len(ids)] = torch.tensor(ids)
-    return IndexedSplit(tokens, lengths, torch.tensor([ex.label for ex in examples]))
+    return IndexedSplit(tokens, lengths, torch.tensor([ex.label for ex in examples]), tuple(ex.tokens for ex in examples))
 
 
 @functools.lru_cache(maxsize=4)
-def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str) -> tuple[list[str], IndexedSplit, IndexedSplit]:
+def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str,
+                 lowercase: bool = True) -> tuple[list[str], IndexedSplit, IndexedSplit]:
     """Train (all phrases when the data set says ``subtrees``) and dev (sentences), indexed; cached
     per process. ``vocabulary`` is "train" or "train_dev_test" (AllenNLP built its vocabulary
     from every data set it read)."""
@@ -100,14 +121,15 @@ def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str) -> tuple
     train = read(data_dir, dataset, "train", bool(dataset.get("subtrees", False)))
     dev = read(data_dir, dataset, "dev")
     vocab_examples = train + dev + read(data_dir, dataset, "test") if vocabulary == "train_dev_test" else train
-    vocab = build_vocab([[token.lower() for token in ex.tokens] for ex in vocab_examples])
+    vocab = build_vocab([[token.lower() if lowercase else token for token in ex.tokens] for ex in vocab_examples])
     token_ids = {token: i for i, token in enumerate(vocab)}
-    return vocab, index_split(train, token_ids), index_split(dev, token_ids)
+    return vocab, index_split(train, token_ids, lowercase), index_split(dev, token_ids, lowercase)
 
 
 def load(ctx: TrialContext, params: Mapping[str, Any]) -> SentenceData:
     """The study's data indexed with the assignment's vocabulary, and its ``embedding`` vectors."""
-    vocab, train, dev = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"])
+    vocab, train, dev = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"],
+                                     params["lowercase"])
     vectors, _ = load_embeddings(vocab, resolve_source(params["embedding"], ctx.data_dir), ctx.cache_dir, seed=EMBEDDING_SEED)
     return SentenceData(vocab, train, dev, n_classes(ctx.dataset.get("granularity", "fine")), vectors)
 
@@ -134,13 +156,35 @@ def random_batches(n: int, batch_size: int, generator: torch.Generator) -> list[
     return list(torch.randperm(n, generator=generator).split(batch_size))
 
 
+def with_chars(split: IndexedSplit) -> IndexedSplit:
+    """``split`` with the character ids of its tokens as read (:class:`CharIds`): its batches carry
+    ``chars`` (B, T, 50) beside ``tokens``."""
+    if len(split.words) != len(split.labels):
+        raise ValueError(f"the split keeps the tokens of {len(split.words)} of its {len(split.labels)} examples")
+    rows: dict[str, int] = {}
+    spellings = torch.zeros_like(split.tokens)
+    for i, words in enumerate(split.words):
+        spellings[i, :len(words)] = torch.tensor([rows.setdefault(word, len(rows) + 1) for word in words])
+    table = torch.zeros(len(rows) + 1, MAX_WORD_LENGTH, dtype=torch.long)
+    for word, row in rows.items():
+        table[row] = torch.tensor(word_to_char_ids(word))
+    return dataclasses.replace(split, chars=CharIds(spellings, table))
+
+
+def _rows(x: torch.Tensor, indices: torch.Tensor, length: int) -> torch.Tensor:
+    """The rows ``indices`` of ``x`` [n, T], cut or zero-padded to ``length`` columns."""
+    x = x[indices, :length]
+    return F.pad(x, (0, length - x.shape[1])) if x.shape[1] < length else x
+
+
 def batch_of(split: IndexedSplit, indices: torch.Tensor, length: int | None = None) -> dict[str, torch.Tensor]:
-    """The rows ``indices`` of ``split``, trimmed (or zero-padded) to ``length`` (default: their longest)."""
+    """The rows ``indices`` of ``split``, trimmed (or zero-padded) to ``length`` (default: their longest);
+    with ``chars`` when the split has character ids."""
     length = int(split.lengths[indices].max()) if length is None else length
-    tokens = split.tokens[indices, :length]
-    if tokens.shape[1] < length:
-        tokens = F.pad(tokens, (0, length - tokens.shape[1]))
-    return {"tokens": tokens, "label": split.labels[indices]}
+    batch = {"tokens": _rows(split.tokens, indices, length), "label": split.labels[indices]}
+    if split.chars is not None:
+        batch["chars"] = split.chars.table[_rows(split.chars.spellings, indices, length)]
+    return batch
 
 
 def training_batches(split: IndexedSplit, params: Mapping[str, Any], generator: torch.Generator,
@@ -196,7 +240,8 @@ def synthetic(n_train: int = 96, n_dev: int = 32, n_classes: int = 2, vocab_size
             # the label's own words are likelier: 2 + label, 2 + label + n_classes, ...
             cue = 2 + label + n_classes * rng.integers((vocab_size - 2 - label) // n_classes, size=length)
             tokens[i, :length] = np.where(rng.random(length) < 0.6, cue, rng.integers(2, vocab_size, size=length))
-        return IndexedSplit(torch.from_numpy(tokens), torch.from_numpy(lengths), torch.from_numpy(labels))
+        return IndexedSplit(torch.from_numpy(tokens), torch.from_numpy(lengths), torch.from_numpy(labels),
+                            tuple(tuple(words[t] for t in row[:length]) for row, length in zip(tokens, lengths)))
 
     vectors = rng.normal(0, 0.5, size=(vocab_size, dim)).astype(np.float32)
     vectors[0] = 0.0
