@@ -26,12 +26,18 @@ class Elmo(nn.Module):
     LSTM states carry over as in the original.
     """
 
-    def __init__(self, options_file: str | Path, weight_file: str | Path, num_output_representations: int,
-                 requires_grad: bool = False, dropout: float = 0.0, do_layer_norm: bool = False):
+    def __init__(self, options_file: str | Path | None, weight_file: str | Path | None, num_output_representations: int,
+                 requires_grad: bool = False, dropout: float = 0.0, do_layer_norm: bool = False, *,
+                 bilm: nn.Module | None = None):
+        """The biLM is read from ``options_file`` and ``weight_file``, or, with both None, is ``bilm``
+        (a :class:`models.bilm.BiLm` or a module with its call signature and ``options``)."""
         super().__init__()
         if num_output_representations < 1:
             raise ValueError(f"num_output_representations is {num_output_representations}, needs at least 1")
-        self.bilm = load_bilm(options_file, weight_file, requires_grad=requires_grad)
+        if (bilm is None) == (options_file is None and weight_file is None):
+            raise ValueError("give either the options and weight files or a biLM")
+        self.bilm = load_bilm(options_file, weight_file, requires_grad=requires_grad) if bilm is None else bilm
+        self.bilm.requires_grad_(requires_grad)
         self.requires_grad = requires_grad
         self.scalar_mixes = nn.ModuleList(ScalarMix(self.bilm.options.n_layers + 1, do_layer_norm=do_layer_norm)
                                           for _ in range(num_output_representations))

@@ -2,7 +2,8 @@
 
 :func:`load_bilm` reads the files of bilm-tf and AllenNLP (the 2x4096_512_2048cnn_2xhighway
 release, or the test fixture); :func:`save_bilm` writes the same layout, so a biLM trained
-here is read back by the same loader.
+here is read back by the same loader. :func:`resolve_elmo` finds the files a family's ``elmo``
+setting names, and :func:`weights_sha256` is the checksum a trial records of the weights it read.
 """
 from __future__ import annotations
 
@@ -12,16 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import functools
+import os
+
 import h5py
 import numpy as np
 import torch
 
-from data.download import DataError, DataMissingError
+from data.download import DataError, DataMissingError, fetch, file_digest
 from models.bilm import BiLm, BiLmOptions
 
-_URL = "https://allennlp.s3.amazonaws.com/models/elmo/2x4096_512_2048cnn_2xhighway/elmo_2x4096_512_2048cnn_2xhighway"
+OFFICIAL_NAME = "elmo_2x4096_512_2048cnn_2xhighway"
+_URL = f"https://allennlp.s3.amazonaws.com/models/elmo/2x4096_512_2048cnn_2xhighway/{OFFICIAL_NAME}"
 OPTIONS_URL = f"{_URL}_options.json"
-WEIGHTS_URL = f"{_URL}_weights.hdf5"
+WEIGHTS_URL = f"{_URL}_weights.hdf5"  # AllenNLP publishes no checksum: trials record the sha256 they read
 _LSTM_CELL = "RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell/"
 
 
@@ -69,6 +74,19 @@ def options_from_json(raw: Any, source: str) -> BiLmOptions:
     del values["activation"]  # checked only: BiLmOptions implies relu
     values["filters"] = tuple((width, n) for width, n in values["filters"])
     return BiLmOptions(**values)
+
+
+def options_to_json(options: BiLmOptions) -> dict[str, Any]:
+    """The ``options.json`` content describing ``options`` (the inverse of :func:`options_from_json`)."""
+    values = {**vars(options), "filters": [list(pair) for pair in options.filters], "activation": "relu"}
+    raw: dict[str, Any] = {}
+    for field, (key, _, _) in _OPTION_KEYS.items():
+        *parents, last = key.split(".")
+        node = raw
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = values[field]
+    return raw
 
 
 def _missing(path: Path, what: str) -> DataMissingError:
@@ -211,3 +229,52 @@ def save_bilm(model: BiLm, options: dict[str, Any], folder: str | Path) -> tuple
                 bias[2 * cell:3 * cell] -= 1.0
                 weights[prefix + "B"] = bias
     return options_path, weights_path
+
+
+def resolve_elmo(source: str, data_dir: str | Path, cache_dir: str | Path) -> tuple[Path, Path]:
+    """The options and weights files of an ELMo ``source`` (a family's ``elmo`` setting).
+
+    :data:`OFFICIAL_NAME` is the release the paper used, kept in ``<data_dir>/elmo/`` under its
+    own file names and downloaded there when missing; anything else is a folder that
+    :func:`save_bilm` wrote (``python -m models.pretrain_bilm``), relative to the cache folder
+    unless absolute. Missing files raise :class:`DataMissingError` saying how to get them.
+    """
+    if source == OFFICIAL_NAME:
+        folder = Path(data_dir) / "elmo"
+        paths = (folder / Path(OPTIONS_URL).name, folder / Path(WEIGHTS_URL).name)
+        for url, path in zip((OPTIONS_URL, WEIGHTS_URL), paths):
+            if not path.is_file():
+                try:
+                    fetch(url, path)
+                except DataMissingError as err:
+                    raise _missing(path, "options" if path == paths[0] else "weights") from err
+        return paths
+    folder = Path(cache_dir) / source
+    options, weights = folder / "options.json", folder / "weights.hdf5"
+    for path in (options, weights):
+        if not path.is_file():
+            raise DataMissingError(f"biLM file {path} not found: train it with `python -m models.pretrain_bilm "
+                                   f"--out {folder}` (see that module for its size and time), or set the family's "
+                                   f"elmo to {OFFICIAL_NAME!r}, the official ELMo")
+    return options, weights
+
+
+def weights_sha256(weights_file: str | Path) -> str:
+    """The sha256 of a weights file, checked against ``<file>.sha256`` beside it when there is one
+    (:class:`DataError` on a mismatch: the weights changed since they were trained). Computed
+    once per process for each version (path, size, mtime) of the file."""
+    path = Path(weights_file)
+    stat = os.stat(path)
+    digest = _sha256(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    recorded = path.with_name(path.name + ".sha256")
+    if recorded.is_file():
+        expected = recorded.read_text(encoding="utf-8").split(maxsplit=1)[0] if recorded.stat().st_size else ""
+        if expected != digest:
+            raise DataError(f"{path}: sha256 {digest}, but {recorded} says {expected or 'nothing'}; the weights "
+                            "changed after they were written: train them again or restore them")
+    return digest
+
+
+@functools.lru_cache(maxsize=8)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    return file_digest(Path(path), "sha256")
