@@ -45,8 +45,12 @@ def test_bad_family_file_named(tmp_path):
 
 
 def test_family_without_model_yet(tmp_path):
-    msg = _bad(tmp_path, "study=squad")
-    assert "models.bidaf.train cannot be imported" in msg and "not in this suite yet" in msg
+    (tmp_path / "fam").mkdir()
+    (tmp_path / "fam" / "future.yaml").write_text(
+        "label: x\ntrain: {_target_: models.not_here.train}\nsearch:\n  lr: {distribution: loguniform, low: 0.001, high: 1.0}\n"
+    )
+    msg = _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", "study.families={toy: future}")
+    assert "models.not_here.train cannot be imported" in msg and "not in this suite yet" in msg
 
 
 def test_records_of_another_seed_are_not_resumed(tmp_path):
