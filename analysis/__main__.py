@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from analysis.table import curve_table, read_records
+from experiments.cli import write_output
 
 SUBCOMMANDS = ("curve",)  # syw's (analysis.cli); anything else is a records file
 
@@ -63,14 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if frame.attrs.get("dropped"):
         print(f"note: {args.records}: {frame.attrs['dropped']} record(s) whose status is not ok are left out", file=sys.stderr)
-    try:
-        table.to_csv(out, sep="\t" if out.suffix == ".tsv" else ",", index=False, float_format="%.10g")
-    except OSError as err:  # e.g. --out into a folder that does not exist
-        reason = "the folder does not exist" if not out.parent.is_dir() else (err.strerror or str(err))
-        print(f"error: {out}: cannot write the table: {reason}", file=sys.stderr)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
+    if not write_output(out, lambda path: table.to_csv(path, sep="\t" if path.suffix == ".tsv" else ",", index=False,
+                                                        float_format="%.10g"), "table"):
         return 2
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-    print(f"\nwrote {out}")
     return 0
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from analysis import expected_max, overtakes_from
 from data.download import DataError
+from experiments.cli import write_output
 from experiments.records import iter_records
 
 # what the report reads of each ok record besides what every record has (experiments.records.check_record)
@@ -145,14 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.out:
         print(report)
         return 0
-    try:
-        args.out.write_text(report)
-    except OSError as err:  # e.g. --out into a folder that does not exist
-        reason = "the folder does not exist" if not args.out.parent.is_dir() else (err.strerror or str(err))
-        print(f"error: {args.out}: cannot write the report: {reason}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out}")
-    return 0
+    return 0 if write_output(args.out, lambda path: path.write_text(report), "report") else 2
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from data.download import DataError, file_digest
+from experiments.cli import write_output
 from experiments.records import RecordError, iter_records
 from experiments.space import study_config
 
@@ -86,15 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     path = args.study_dir / "PROVENANCE.md"
     try:
-        path.write_text(summary(args.study_dir, args.data_dir))
+        text = summary(args.study_dir, args.data_dir)
     except (FileNotFoundError, DataError, RecordError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    except OSError as err:
-        print(f"error: {path}: cannot write: {err.strerror or err}", file=sys.stderr)
-        return 2
-    print(f"wrote {path}")
-    return 0
+    return 0 if write_output(path, lambda out: out.write_text(text), "provenance") else 2
 
 
 if __name__ == "__main__":

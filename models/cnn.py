@@ -22,7 +22,7 @@ from experiments.settings import resolve
 from models.modules import CnnEncoder
 from models.tasks import sentence as TASK
 from models.tasks.sentence import SENTENCE_SETTINGS, IndexedSplit, SentenceData, batch_of
-from models.trainer import TRAINING_SETTINGS
+from models.trainer import TRAINING_SETTINGS, classification_output
 
 # A random batch is encoded in this many length-sorted pieces: the same logits, fewer padded
 # windows, more (smaller) matrix products; `make bench-cnn-batching` times 1, 2, 4 and 8.
@@ -71,10 +71,7 @@ class CnnClassifier(nn.Module):
         if self.projection is not None:
             encoded = self.projection(encoded)
         logits = self.classifier(self.dropout(encoded))
-        output = {"logits": logits}
-        if label is not None:
-            output["loss"] = F.cross_entropy(logits, label)
-        return output
+        return classification_output(logits, label)
 
 
 def padded_pieces(split: IndexedSplit, indices: torch.Tensor, max_filter_size: int,

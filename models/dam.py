@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from experiments.context import TrialContext, TrialOutcome
@@ -21,7 +20,7 @@ from experiments.settings import resolve
 from models.modules import dot_similarity, feedforward_from, masked_softmax, weighted_sum
 from models.tasks import pair as TASK
 from models.tasks.pair import PAIR_SETTINGS, PairData
-from models.trainer import TRAINING_SETTINGS
+from models.trainer import TRAINING_SETTINGS, classification_output
 
 _FF = {"type": "int", "min": 1}
 SETTINGS = {
@@ -63,10 +62,7 @@ class DecomposableAttention(nn.Module):
         v1 = (self.compare(torch.cat([a, beta], dim=-1)) * a_mask.unsqueeze(-1)).sum(dim=1)
         v2 = (self.compare(torch.cat([b, alpha], dim=-1)) * b_mask.unsqueeze(-1)).sum(dim=1)
         logits = self.output(self.aggregate(torch.cat([v1, v2], dim=-1)))
-        output = {"logits": logits}
-        if label is not None:
-            output["loss"] = F.cross_entropy(logits, label)
-        return output
+        return classification_output(logits, label)
 
 
 def build(params: Mapping[str, Any], data: PairData) -> DecomposableAttention:

@@ -22,7 +22,6 @@ import dataclasses
 from typing import Any, Mapping
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from data.dgem_structure import EDGE_LABELS, approximate_structure, parse_structure
@@ -32,7 +31,7 @@ from experiments.settings import resolve
 from models.modules import FeedForward, LstmEncoder, masked_mean, masked_softmax
 from models.tasks import pair as TASK
 from models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
-from models.trainer import TRAINING_SETTINGS
+from models.trainer import TRAINING_SETTINGS, classification_output
 
 _SIZE = {"type": "int", "min": 1}
 _ACTIVATION = {"values": ["relu", "tanh"]}
@@ -138,10 +137,7 @@ class Dgem(nn.Module):
             target = context.gather(1, edges[..., 2].clamp(min=0).unsqueeze(-1).expand(-1, -1, context.shape[-1]))
             edge = self.edge(torch.cat([source, self.edge_embedding(edges[..., 1].clamp(min=0)), target], dim=-1))
             logits = logits + masked_mean(edge, e_mask)  # a graph without edges adds 0
-        output = {"logits": logits}
-        if label is not None:
-            output["loss"] = F.cross_entropy(logits, label)
-        return output
+        return classification_output(logits, label)
 
 
 def build(params: Mapping[str, Any], data: PairData) -> Dgem:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from experiments.context import TrialContext, TrialOutcome
@@ -22,7 +21,7 @@ from models.modules import (LstmEncoder, VariationalDropout, dot_similarity, fee
                             masked_max, masked_mean, masked_softmax, weighted_sum)
 from models.tasks import pair as TASK
 from models.tasks.pair import PAIR_SETTINGS, PairData
-from models.trainer import TRAINING_SETTINGS
+from models.trainer import TRAINING_SETTINGS, classification_output
 
 _SIZE = {"type": "int", "min": 1}
 _ACTIVATION = {"values": ["relu", "tanh"]}
@@ -81,10 +80,7 @@ class Esim(nn.Module):
             composed = self.inference(self.variational(self.projection(enhanced)), mask)
             pooled += [masked_mean(composed, mask), masked_max(composed, mask)]
         logits = self.logits(self.output(self.dropout(torch.cat(pooled, dim=-1))))
-        output = {"logits": logits}
-        if label is not None:
-            output["loss"] = F.cross_entropy(logits, label)
-        return output
+        return classification_output(logits, label)
 
 
 def build(params: Mapping[str, Any], data: PairData) -> Esim:

@@ -12,7 +12,6 @@ import dataclasses
 from typing import Any, Mapping, Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from experiments.context import TrialContext, TrialOutcome
@@ -20,7 +19,7 @@ from experiments.settings import resolve
 from models.modules import feedforward_from, init_linear_
 from models.tasks import pair as TASK
 from models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
-from models.trainer import TRAINING_SETTINGS
+from models.trainer import TRAINING_SETTINGS, classification_output
 
 SETTINGS = {
     **TRAINING_SETTINGS,
@@ -76,10 +75,7 @@ class NgramClassifier(nn.Module):
     def forward(self, features: torch.Tensor, label: torch.Tensor | None = None, **_: torch.Tensor) -> dict[str, torch.Tensor]:
         """``features`` (B, 3) -> logits (B, classes), and the loss given labels (token ids are not used)."""
         logits = self.output(self.feedforward(features))
-        output = {"logits": logits}
-        if label is not None:
-            output["loss"] = F.cross_entropy(logits, label)
-        return output
+        return classification_output(logits, label)
 
 
 def build(params: Mapping[str, Any], data: PairData) -> NgramClassifier:

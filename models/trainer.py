@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from experiments.context import TrialFailed
@@ -60,6 +61,15 @@ class TrainResult:
     epochs_run: int
     epoch_seconds: list[float] = field(default_factory=list)
     best_metrics: dict[str, float] = field(default_factory=dict)
+
+
+def classification_output(logits: torch.Tensor, label: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """What a classifier returns to the trainer: its logits and, given labels, the batch-mean
+    cross-entropy (spec §0)."""
+    output = {"logits": logits}
+    if label is not None:
+        output["loss"] = F.cross_entropy(logits, label)
+    return output
 
 
 def seed_everything(seed: int) -> None:
