@@ -144,7 +144,13 @@ def main(cfg: DictConfig) -> None:
         sys.exit(2)
     finally:
         stop_ray()
-    print(f"[{cfg.study.name}] done in {human_duration(time.perf_counter() - started)}", flush=True)
+    took = human_duration(time.perf_counter() - started)
+    left = {f.name: cfg.trials - len(done_indices(results / f"{f.name}.jsonl", retry_failed=cfg.retry_failed)) for f in families}
+    if any(left.values()):  # stopped early (Ctrl-C, a stopped cluster): say so, and how to go on
+        print(f"[{cfg.study.name}] stopped after {took} with trials left ("
+              + ", ".join(f"{name}: {n}" for name, n in left.items() if n) + "); the same command resumes", file=sys.stderr)
+        sys.exit(130)
+    print(f"[{cfg.study.name}] done in {took}", flush=True)
 
 
 if __name__ == "__main__":

@@ -265,3 +265,18 @@ def test_a_corrupt_sst_file_stops_the_lr_study_and_it_runs_once_fixed(tmp_path):
     again = run(*overrides)
     assert again.returncode == 0, again.stderr[-3000:]
     assert [r["status"] for r in records(tmp_path / "results" / "sst5" / "lr.jsonl")] == ["ok", "ok"]
+
+
+def test_ctrl_c_says_the_study_stopped_and_the_same_command_resumes(tmp_path):
+    out = tmp_path / "results"
+    path = out / "toy" / "toy.jsonl"
+    args = [sys.executable, "-m", "experiments.run", *slow_toy(tmp_path / "fam", 1.0), "trials=12", f"paths.results_dir={out}"]
+    proc = subprocess.Popen(args, cwd=REPO, env=runner_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and (not path.exists() or len(records(path)) < 2):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)  # as Ctrl-C in the terminal
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-3000:]
+    left = 12 - len(records(path))
+    assert left > 0 and f"with trials left (toy: {left}); the same command resumes" in stderr
