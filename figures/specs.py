@@ -49,7 +49,7 @@ FIGURES: dict[int, FigureSpec] = {
         guide=("cnn", 0.395), guide_source="the paper's example target, Fig. 1 caption",
     ),
     2: FigureSpec(
-        number=2, dataset="SST-2", study="sst2_bcn", x="time", log_x=True, ylabel="Expected validation accuracy", shade=False,
+        number=2, dataset="SST-2", study="sst2_bcn", reduced="sst2_bcn_reduced", x="time", log_x=True, ylabel="Expected validation accuracy", shade=False,
         paper=PaperFile("sst2_biattentive_classifier_search.tsv", "8140813ee6c36d383e325327ec759a876189f643265f0e051396a0d483feddfd",
                         "embedding", {"glove": "glove", "elmo frozen": "elmo_frozen", "elmo fine-tuned": "elmo_finetuned"},
                         "best_validation_accuracy"),
@@ -65,7 +65,7 @@ FIGURES: dict[int, FigureSpec] = {
         references={"ngram": 0.65, "dam": 0.754, "esim": 0.705, "dgem": 0.796},
     ),
     4: FigureSpec(
-        number=4, dataset="SQuAD", study="squad", x="time", log_x=True, ylabel="Expected validation EM", shade=True,
+        number=4, dataset="SQuAD", study="squad", reduced="squad_reduced", x="time", log_x=True, ylabel="Expected validation EM", shade=True,
         xlim=(8 * HOUR, 40 * DAY), ylim=(0.3, 0.7),
         paper=PaperFile("bidaf_search.tsv", "d0adccb869428f72912edda72b34e9c5fed5ae993934f53199639b6a28a28aea",
                         "embedding", {"glove": "bidaf"}, "best_validation_em"),
