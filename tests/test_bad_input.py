@@ -365,6 +365,25 @@ CASES: list[Case] = [
     Case("syw-optuna-not-an-optuna-database", {"s.db": lambda: sqlite_bytes("CREATE TABLE runs (x REAL)")},
          lambda t: cli("analysis", "curve", f"sqlite:///{t}/s.db"),
          2, r"^error: sqlite:///{t}/s\.db: not an Optuna storage \(no 'studies' table; tables: runs\)"),
+    # --- ELMo sources and the biLM pretraining text (models.elmo_io, data.bilm_corpus, python -m models.pretrain_bilm) ---
+    Case("elmo-bilm-folder-missing", {}, lambda t: call("models.elmo_io:resolve_elmo", "bilm/none", t / "d", t / "c"),
+         DataMissingError, r"^biLM file {t}/c/bilm/none/options\.json not found: train it with `python -m "
+                           r"models\.pretrain_bilm --out {t}/c/bilm/none`"),
+    Case("elmo-weights-changed-since-written", {"w.hdf5": b"not the trained weights", "w.hdf5.sha256": "0" * 64 + "  w.hdf5\n"},
+         lambda t: call("models.elmo_io:weights_sha256", t / "w.hdf5"),
+         DataError, r"^{t}/w\.hdf5: sha256 [0-9a-f]{64}, but {t}/w\.hdf5\.sha256 says 0{64}; the weights changed"),
+    Case("bilm-corpus-context-not-a-string", {"s.json": json.dumps({"data": [{"paragraphs": [{"context": 5}]}]})},
+         lambda t: call("data.bilm_corpus:squad_contexts", t / "s.json"),
+         DataError, r"^{t}/s\.json: article 0, paragraph 0: 'context' must be a str, got int 5"),
+    Case("bilm-corpus-paragraphs-missing", {"s.json": json.dumps({"data": [{"title": "x"}]})},
+         lambda t: call("data.bilm_corpus:squad_contexts", t / "s.json"),
+         DataError, r"^{t}/s\.json: article 0: 'paragraphs' must be a list, got missing"),
+    Case("pretrain-bilm-squad-not-json", {"s.json": '{"data": [\n'},
+         lambda t: cli("models.pretrain_bilm", "--out", f"{t}/b", "--data-dir", str(t), "--squad-file", f"{t}/s.json"),
+         2, r"^error: {t}/s\.json:2: not valid JSON"),
+    Case("pretrain-bilm-squad-file-missing", {},
+         lambda t: cli("models.pretrain_bilm", "--out", f"{t}/b", "--data-dir", str(t), "--squad-file", f"{t}/nope.json"),
+         2, r"^error: {t}/nope\.json not found: give a SQuAD v1\.1 file"),
 ]
 
 

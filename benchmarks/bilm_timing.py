@@ -1,0 +1,62 @@
+"""Pretraining speed of models/pretrain_bilm.py's biLM at a few sizes: tokens per second of whole
+training steps (forward, backward, Adam) on 64 sentences of 25 words from a 20,000-word
+vocabulary with 1,024 sampled softmax candidates, by wall clock and per CPU second of this process
+(on a busy machine, one thread's CPU time is what an idle core would take; with 2 threads an idle
+machine's wall rate lies between the CPU-second rate and twice it). Usage:
+
+    .venv/bin/python benchmarks/bilm_timing.py [--steps N] [--threads 1 2]
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from models.pretrain_bilm import Encoded, LanguageModel, bilm_options  # noqa: E402
+
+SIZES = [(512, 128, 4), (256, 64, 8), (128, 32, 16)]  # cell, projection, filter divisor
+VOCAB, BATCH, LENGTH, SAMPLES = 20_000, 64, 25, 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    args = parser.parse_args()
+    rng = random.Random(0)
+    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 10))) for _ in range(VOCAB)]
+    sentences = [[rng.choice(words) for _ in range(LENGTH)] for _ in range(BATCH)]
+    data = Encoded(sentences, {w: i for i, w in enumerate(words)})
+    for cell, projection, divisor in SIZES:
+        for threads in args.threads:
+            torch.set_num_threads(threads)
+            torch.manual_seed(0)
+            options = bilm_options(cell, projection, divisor)
+            model = LanguageModel(options, VOCAB)
+            optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+            def step() -> None:
+                loss = model.loss(*data.batch(list(range(BATCH))), SAMPLES)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+            step()
+            wall, cpu = time.perf_counter(), time.process_time()
+            for _ in range(args.steps):
+                step()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            tokens = BATCH * LENGTH * args.steps
+            print(f"cell {cell}, projection {projection}, {options.n_filters} char filters, {threads} thread(s): "
+                  f"{tokens / wall:,.0f} tokens/s wall, {tokens / cpu:,.0f} tokens per CPU second "
+                  f"({sum(p.numel() for p in model.bilm.parameters()):,} biLM weights)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
