@@ -169,13 +169,13 @@ def test_second_runner_on_same_records_exits_2(tmp_path):
 
 
 def test_torn_last_line_is_not_extended(tmp_path):
-    path = tmp_path / "r.jsonl"
-    path.write_bytes(b'{"trial": 0}\n{"trial": 1, "val')
+    path = tmp_path / "r.jsonl"  # records as small as the record schema allows (a failed trial needs no value)
+    path.write_bytes(b'{"trial": 0, "status": "failed"}\n{"trial": 1, "val')
     with pytest.warns(UserWarning, match="r.jsonl:2: skipping an incomplete record"):
         assert done_indices(path) == {0}
     with RecordsWriter(path) as writer:
-        writer.append({"trial": 1})
-    assert path.read_bytes() == b'{"trial": 0}\n{"trial": 1, "val\n{"trial": 1}\n'
+        writer.append({"trial": 1, "status": "failed"})
+    assert path.read_bytes() == b'{"trial": 0, "status": "failed"}\n{"trial": 1, "val\n{"trial": 1, "status": "failed"}\n'
     with pytest.warns(UserWarning):
         assert [r["trial"] for r in iter_records(path)] == [0, 1]
 
