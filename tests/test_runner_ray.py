@@ -126,14 +126,20 @@ def test_local_ray_retries_connects_every_tenth_of_a_second():
     assert 0 <= seen["store_gap"] < 0.5, seen
 
 
+def started_until(path: Path, n: int, *overrides: str, **popen) -> subprocess.Popen:
+    """The runner started in the background with ``overrides``, once ``path`` holds ``n`` records."""
+    proc = subprocess.Popen([sys.executable, "-m", "experiments.run", *overrides], cwd=REPO, env=runner_env(), **popen)
+    deadline = time.time() + 240
+    while time.time() < deadline and (not path.exists() or len(records(path)) < n):
+        time.sleep(0.2)
+    return proc
+
+
 def test_sigkill_then_resume(tmp_path):
     out = tmp_path / "results"
     path = out / "toy" / "toy.jsonl"
-    args = [sys.executable, "-m", "experiments.run", *slow_toy(tmp_path / "fam", 0.7), "trials=14", f"paths.results_dir={out}"]
-    proc = subprocess.Popen(args, cwd=REPO, env=runner_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 240
-    while time.time() < deadline and (not path.exists() or len(records(path)) < 4):
-        time.sleep(0.2)
+    proc = started_until(path, 4, *slow_toy(tmp_path / "fam", 0.7), "trials=14", f"paths.results_dir={out}",
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     before = path.read_bytes()
@@ -270,11 +276,8 @@ def test_a_corrupt_sst_file_stops_the_lr_study_and_it_runs_once_fixed(tmp_path):
 def test_ctrl_c_says_the_study_stopped_and_the_same_command_resumes(tmp_path):
     out = tmp_path / "results"
     path = out / "toy" / "toy.jsonl"
-    args = [sys.executable, "-m", "experiments.run", *slow_toy(tmp_path / "fam", 1.0), "trials=12", f"paths.results_dir={out}"]
-    proc = subprocess.Popen(args, cwd=REPO, env=runner_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 240
-    while time.time() < deadline and (not path.exists() or len(records(path)) < 2):
-        time.sleep(0.2)
+    proc = started_until(path, 2, *slow_toy(tmp_path / "fam", 1.0), "trials=12", f"paths.results_dir={out}",
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.send_signal(signal.SIGINT)  # as Ctrl-C in the terminal
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr[-3000:]
