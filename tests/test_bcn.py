@@ -199,6 +199,17 @@ def test_family_files_read_as_the_tables_and_the_authors_config():
     assert load_family("sst2_bcn_elmo_finetuned_as_run").fixed["elmo_dropout"] == 0.0
 
 
+def test_reduced_families_shrink_only_what_they_say():
+    for stem in ("glove", "elmo_frozen", "elmo_finetuned"):
+        reduced, as_run = load_family(f"sst2_bcn_{stem}_reduced"), load_family(f"sst2_bcn_{stem}_as_run")
+        changed = {k for k in {**reduced.fixed, **as_run.fixed} if reduced.fixed.get(k) != as_run.fixed.get(k)}
+        assert changed == ({"epochs"} if stem == "glove" else {"epochs", "elmo"})
+        assert reduced.fixed["epochs"] == 5 and reduced.fixed.get("elmo") in (None, "bilm/sst_squad_c256_p64_f256")
+        widths = {k for k in reduced.search if reduced.search[k] != as_run.search[k]}
+        assert widths == {"pre_encode_ff_hidden_dims", "encoder_hidden_size", "integrator_hidden_size"}
+        assert all((reduced.search[k]["low"], reduced.search[k]["high"]) == (32, 256) for k in widths)
+
+
 @pytest.mark.realdata
 @requires_real_sst
 def test_sst2_training_phrases_are_98794():
@@ -207,7 +218,7 @@ def test_sst2_training_phrases_are_98794():
     assert len(read_sst(real_data_dir(), "dev", "binary", download=False)) == 872
 
 
-@pytest.mark.parametrize("study", ["sst2_bcn", "sst2_bcn_as_run"])
+@pytest.mark.parametrize("study", ["sst2_bcn", "sst2_bcn_as_run", "sst2_bcn_reduced"])
 def test_studies_dry_run(tmp_path, study):
     done = run(f"study={study}", "trials=2", "dry_run=true", f"paths.results_dir={tmp_path}", timeout=120)
     assert done.returncode == 0, done.stderr

@@ -27,6 +27,17 @@ def test_options_round_trip_through_json():
     assert options_from_json(json.loads(json.dumps(options_to_json(options))), "x") == options
 
 
+def test_default_biLM_is_the_one_the_reduced_study_reads(monkeypatch):
+    from experiments.space import load_family
+    from models.pretrain_bilm import default_out
+
+    monkeypatch.delenv("SYW_CACHE_DIR", raising=False)
+    folder = default_out(bilm_options())
+    assert folder.parent == Path(".cache/bilm")
+    for stem in ("sst2_bcn_elmo_frozen_reduced", "sst2_bcn_elmo_finetuned_reduced"):
+        assert load_family(stem).fixed["elmo"] == f"bilm/{folder.name}"
+
+
 def test_each_direction_predicts_its_neighbour():
     model = LanguageModel(bilm_options(16, 8, 32), vocab_size=9)
     words = torch.tensor([[5, 6, 7], [8, 0, 0]])  # two sentences of 3 and 1 words

@@ -1,0 +1,102 @@
+"""Seconds per epoch of the BCN families on this machine (one thread), to size the reduced study.
+
+For each family of the study (default sst2_bcn_reduced; ``--family`` picks files), its first
+``--trials`` assignments of seed 0 train for one epoch (or the first ``--fraction`` of its batches,
+scaled up) on that study's data (the 6,920 SST-2 training sentences) and validate on the 872 dev
+sentences. ELMo families get a randomly initialised biLM of the size the
+family's folder holds, else of ``models.pretrain_bilm``'s default size (the time does not depend on
+the weights). Prints wall seconds and this process's CPU seconds per epoch (on a busy machine the
+CPU seconds are what an idle core would take), and the CPU seconds of the biLM alone over the
+training batches (forward; and backward when fine-tuned).
+
+    SYW_DATA_DIR=../shared/data .venv/bin/python benchmarks/bcn_timing.py [--family ...] [--trials N]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from experiments.context import TrialContext  # noqa: E402
+from experiments.settings import resolve  # noqa: E402
+from experiments.space import load_family, study_config, trial_seed  # noqa: E402
+from models import bcn  # noqa: E402
+from models.bilm import BiLm  # noqa: E402
+from models.elmo_io import read_options  # noqa: E402
+from models.pretrain_bilm import bilm_options  # noqa: E402
+from models.tasks import sentence  # noqa: E402
+from models.trainer import build_optimizer, seed_everything  # noqa: E402
+
+SIZES = ("pre_encode_ff_hidden_dims", "pre_encode_ff_layers", "encoder_hidden_size", "encoder_layers",
+         "integrator_hidden_size", "integrator_layers", "use_integrator_output_elmo")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", default="sst2_bcn_reduced")
+    parser.add_argument("--family", nargs="*")
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--fraction", type=float, default=1.0,
+                        help="time this fraction of an epoch's training batches (they come in random order) and scale up")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    config = study_config(args.study)
+    cache_dir = Path(os.environ.get("SYW_CACHE_DIR") or REPO / ".cache")
+    data_dir = Path(os.environ.get("SYW_DATA_DIR") or REPO / ".data")
+    families = {name: stem for name, stem in config["families"].items() if not args.family or stem in args.family}
+    for name, stem in families.items():
+        family = load_family(stem, name=name)  # the study's short name: it seeds the assignments
+        for index in range(args.trials):
+            params = resolve(family.params(0, index), bcn.SETTINGS)
+            ctx = TrialContext(study="bench", family=name, trial_index=index, seed=trial_seed(0, name, index),
+                               data_dir=data_dir, cache_dir=cache_dir, dataset=config["dataset"])
+            data = sentence.load(ctx, params)
+            bilm = None
+            if params["elmo"] is not None:
+                data = bcn.prepare(data)
+                options = cache_dir / params["elmo"] / "options.json"
+                bilm = BiLm(read_options(options) if options.is_file() else bilm_options())
+            seed_everything(ctx.seed)
+            model = bcn.build(params, data, bilm)
+            optimizer = build_optimizer(model, params)
+            batches = list(sentence.training_batches(data.train, params, torch.Generator().manual_seed(0)))
+            batches = batches[:max(1, round(args.fraction * len(batches)))]
+            dev = sentence.evaluation_batches(data.dev, params)
+            wall, cpu = time.perf_counter(), time.process_time()
+            model.train()
+            for batch in batches:
+                optimizer.zero_grad()
+                model(**batch)["loss"].backward()
+                optimizer.step()
+            train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
+            model.eval()
+            with torch.no_grad():
+                accuracy = sentence.accuracy(model, dev)["accuracy"]
+            wall = train_wall / args.fraction + time.perf_counter() - wall - train_wall
+            cpu = train_cpu / args.fraction + time.process_time() - cpu - train_cpu
+            share = "" if bilm is None else f", of which the biLM alone {bilm_seconds(bilm, batches, params) / args.fraction:.1f}"
+            sizes = ", ".join(f"{k}={params[k]}" for k in SIZES if k in params)
+            print(f"{stem} trial {index}: {wall:.1f} s wall, {cpu:.1f} CPU s per epoch{share} (dev accuracy after "
+                  f"{args.fraction:g} epoch {accuracy:.3f}; {sizes})", flush=True)
+
+
+def bilm_seconds(bilm: BiLm, batches: list[dict], params: dict) -> float:
+    """CPU seconds of the biLM alone over the training batches: forward, and backward when fine-tuned."""
+    start = time.process_time()
+    for batch in batches:
+        with torch.set_grad_enabled(not params["freeze_elmo"]):
+            layers, _ = bilm(batch["chars"])
+            if not params["freeze_elmo"]:
+                sum(layer.sum() for layer in layers).backward()
+    return time.process_time() - start
+
+
+if __name__ == "__main__":
+    main()
