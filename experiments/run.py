@@ -89,6 +89,11 @@ def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
         print(frame[searched].to_string(index=False))
 
 
+def pending(cfg: DictConfig, path: Path) -> list[int]:
+    """The trial indices below ``trials`` that ``path`` has no record for (or, with ``retry_failed``, no ok one)."""
+    return sorted(set(range(cfg.trials)) - done_indices(path, retry_failed=cfg.retry_failed))
+
+
 def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
     """Every check that needs no Ray; the families and the trial indices each still has to run."""
     families = validate(cfg)
@@ -104,7 +109,7 @@ def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
     for family in families:
         path = results / f"{family.name}.jsonl"
         check_records_match(family, cfg.seed, path)
-        todo[family.name] = sorted(set(range(cfg.trials)) - done_indices(path, retry_failed=cfg.retry_failed))
+        todo[family.name] = pending(cfg, path)
     return families, todo, results
 
 
@@ -145,7 +150,7 @@ def main(cfg: DictConfig) -> None:
     finally:
         stop_ray()
     took = human_duration(time.perf_counter() - started)
-    left = {f.name: cfg.trials - len(done_indices(results / f"{f.name}.jsonl", retry_failed=cfg.retry_failed)) for f in families}
+    left = {f.name: len(pending(cfg, results / f"{f.name}.jsonl")) for f in families}
     if any(left.values()):  # stopped early (Ctrl-C, a stopped cluster): say so, and how to go on
         print(f"[{cfg.study.name}] stopped after {took} with trials left ("
               + ", ".join(f"{name}: {n}" for name, n in left.items() if n) + "); the same command resumes", file=sys.stderr)

@@ -283,3 +283,15 @@ def test_ctrl_c_says_the_study_stopped_and_the_same_command_resumes(tmp_path):
     assert proc.returncode == 130, stderr[-3000:]
     left = 12 - len(records(path))
     assert left > 0 and f"with trials left (toy: {left}); the same command resumes" in stderr
+
+
+def test_a_smaller_trials_setting_over_more_records_finishes_as_done(tmp_path):
+    """Records beyond ``trials`` (an earlier, larger run) do not count as trials left."""
+    path = tmp_path / "results" / "toy" / "toy.jsonl"
+    path.parent.mkdir(parents=True)
+    family = load_family("toy", name="toy")
+    path.write_text("".join(json.dumps({"study": "toy", "family": "toy", "seed": 0, "trial": i, "params": family.params(0, i),
+                                        "status": "ok", "value": 0.5}) + "\n" for i in range(10) if i != 3))
+    done = run("study=toy", "trials=5", f"paths.results_dir={tmp_path / 'results'}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "1 of 5 trials to run" in done.stdout and "] done in" in done.stdout and "stopped" not in done.stderr
