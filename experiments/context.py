@@ -32,6 +32,14 @@ class TrialContext:
     cache_dir: Path  # where readers may cache derived files (vocab-restricted GloVe, ...)
     dataset: Mapping[str, Any] = field(default_factory=dict)  # the study's `dataset` block
     device: str = "cpu"  # "cuda" when the trial was given a GPU
+    output_dir: Path | None = None  # the study's results folder, for files a trial writes beside its record
+
+    def output_path(self, kind: str, suffix: str) -> Path | None:
+        """``<output_dir>/<kind>/<family>-<trial>.<suffix>`` (e.g. a trial's predictions), or None
+        when the runner gave no output folder (a direct call)."""
+        if self.output_dir is None:
+            return None
+        return Path(self.output_dir) / kind / f"{self.family}-{self.trial_index}.{suffix}"
 
 
 @dataclass
@@ -44,3 +52,5 @@ class TrialOutcome:
     epochs_run: int | None = None
     epoch_seconds: list[float] = field(default_factory=list)
     extra_metrics: dict[str, float] = field(default_factory=dict)  # recorded beside the metric (F1 beside EM)
+    inputs_sha256: dict[str, str] = field(default_factory=dict)  # files read (name -> sha256), e.g. the weights or the data file chosen
+    outputs: dict[str, str] = field(default_factory=dict)  # files written, relative to the study's results folder

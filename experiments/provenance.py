@@ -64,6 +64,13 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
         lambda r: f"{r['hardware']['cpu']}, {r['hardware']['cpu_count']} cores, GPU: {r['hardware']['gpu']}, host {r['hardware']['host']}").items()]
     out += ["", "Software:", ""] + [f"- {c} ({n} trials)" for c, n in count(
         lambda r: f"Python {r['versions']['python']}, torch {r['versions']['torch']}").items()]
+    inputs = Counter(f"`{name}`: sha256 {digest}" for r in every for name, digest in (r.get("inputs_sha256") or {}).items())
+    if inputs:
+        out += ["", "Files the trials read (as their records name them):", ""] + [f"- {c} ({n} trials)" for c, n in inputs.items()]
+    outputs = Counter(kind for r in every for kind in (r.get("outputs") or {}))
+    if outputs:
+        out += ["", "Files the trials wrote beside the records (paths in each record's `outputs`):", ""]
+        out += [f"- {kind}: {n} trials" for kind, n in outputs.items()]
     try:
         dataset = study_config(every[0]["study"])["dataset"]["name"]
     except (FileNotFoundError, KeyError):

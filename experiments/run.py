@@ -54,7 +54,8 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
         trainable = tune.with_resources(
             tune.with_parameters(
                 run_trial, family=family, study=study, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),
-                paths={"data_dir": cfg.paths.data_dir, "cache_dir": cfg.paths.cache_dir}, commit=commit, command=command,
+                paths={"data_dir": cfg.paths.data_dir, "cache_dir": cfg.paths.cache_dir,
+                       "results_dir": str(Path(cfg.paths.results_dir).resolve())}, commit=commit, command=command,
             ),
             resources,
         )

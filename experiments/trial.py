@@ -84,6 +84,7 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
         cache_dir=Path(paths["cache_dir"]),
         dataset=dataset,
         device=device,
+        output_dir=Path(paths["results_dir"]) / study if paths.get("results_dir") else None,
     )
     record: dict[str, Any] = {"trial": index, "params": params, "started_at": now()}
     start = time.perf_counter()

@@ -64,14 +64,6 @@ GENERATED_DATA_BILM = BiLmOptions(char_dim=4, filters=((1, 4), (2, 8), (3, 8)), 
                                   cell_clip=3.0, proj_clip=3.0, use_skip_connections=True)
 
 
-@dataclasses.dataclass
-class ElmoTrialOutcome(TrialOutcome):
-    """A trial's outcome and the sha256 of the files it read beyond the study's data (``elmo_weights``),
-    recorded with the trial."""
-
-    inputs_sha256: dict[str, str] = dataclasses.field(default_factory=dict)
-
-
 def integrator_input(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Self biattention (spec §B steps 5-6): A = masked_softmax(X·Xᵀ), C = A·X -> [X; X−C; X⊙C] (B,T,3D)."""
     context = weighted_sum(x, masked_softmax(dot_similarity(x, x), mask))
@@ -187,4 +179,4 @@ def train(params: Mapping[str, Any], ctx: TrialContext) -> TrialOutcome:
     sha256 = weights_sha256(weights)
     data = prepare(data)
     outcome = TASK.run(params, ctx, data, lambda: build(params, data, load_bilm(options, weights)))
-    return ElmoTrialOutcome(**dataclasses.asdict(outcome), inputs_sha256={"elmo_weights": sha256})
+    return dataclasses.replace(outcome, inputs_sha256={**outcome.inputs_sha256, "elmo_weights": sha256})

@@ -31,3 +31,19 @@ def test_provenance_lists_the_files_of_the_studys_dataset_block(tmp_path, monkey
     monkeypatch.setattr(provenance, "study_config", lambda study: {"dataset": {"name": "sst"}})
     main([str(other), "--data-dir", str(data)])
     assert "`sst/dev.txt`" in (other / "PROVENANCE.md").read_text()  # a study of any name reading SST
+
+
+def test_provenance_lists_the_files_trials_read_and_wrote(tmp_path):
+    import json
+
+    folder = write_study(tmp_path / "results", "squad_reduced", {"bidaf": (0.1, 0.02, 1.0)}, n=3)
+    path = folder / "bidaf.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row.update(inputs_sha256={"squad/train-v1.1.reconstructed.json": "ab12"},
+                   outputs={"predictions": f"predictions/bidaf-{row['trial']}.json"})
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    main([str(folder)])
+    text = (folder / "PROVENANCE.md").read_text()
+    assert "- `squad/train-v1.1.reconstructed.json`: sha256 ab12 (3 trials)" in text
+    assert "- predictions: 3 trials" in text

@@ -1,10 +1,12 @@
 """SQuAD v1.1 and BiDAF (spec §H): the reader's spans and targets, character ids and batches, the
 metric against an independent implementation, BiDAF's forward, overfitting, prediction files, the
 reduced study's dry run, and the real files' counts."""
+import dataclasses
 import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -15,7 +17,7 @@ from experiments.context import TrialContext
 from experiments.settings import resolve
 from experiments.space import load_family
 from models import bidaf
-from models.tasks import span
+from models.tasks import span, span_rescore
 from models.tasks.squad_metric import score
 from tests.runner_util import run
 
@@ -225,15 +227,38 @@ def test_bidaf_masks_padding_and_its_loss_is_two_nlls():
 
 
 @pytest.mark.slow
-def test_bidaf_overfits_50_generated_questions_and_writes_its_best_predictions(tmp_path):
+def test_bidaf_overfits_50_generated_questions_writes_its_best_epoch_and_rescores_it(tmp_path):
     data = bidaf.prepare(span.synthetic(n=50))
     params = resolve(TINY, bidaf.SETTINGS)
-    out = span.run(params, CTX, data, lambda: bidaf.build(params, data), predictions_path=tmp_path / "p" / "dev.json")
+    ctx = dataclasses.replace(CTX, trial_index=3, output_dir=tmp_path)
+    out = span.run(params, ctx, data, lambda: bidaf.build(params, data))
     assert out.metric >= 0.9 and out.extra_metrics["f1"] >= out.metric
-    written = json.loads((tmp_path / "p" / "dev.json").read_text(encoding="utf-8"))
+    assert out.outputs == {"predictions": "predictions/bidaf-3.json", "checkpoint": "checkpoints/bidaf-3.pt"}
+    written = json.loads((tmp_path / "predictions" / "bidaf-3.json").read_text(encoding="utf-8"))
     assert set(written) == {ex.qid for ex in data.dev.examples}
     assert score(written, {ex.qid: list(ex.answers) for ex in data.dev.examples})["exact_match"] == out.metric
-    assert [p.name for p in (tmp_path / "p").iterdir()] == ["dev.json"]  # no partial file left
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["bidaf-3.json", "bidaf-3.pt", "checkpoints", "predictions"]
+
+    # the checkpoint is the best epoch's: it predicts what was written
+    checkpoint = torch.load(tmp_path / "checkpoints" / "bidaf-3.pt", weights_only=True)
+    assert checkpoint["params"] == params and checkpoint["vocab"] == data.vocab
+    again, added = span_rescore.score_checkpoint(bidaf, params, checkpoint, list(data.dev.examples), "unused", None,
+                                                 tmp_path)
+    assert (again, added) == (written, 0)
+    new = SpanExample("new", "zebra w1 okapi", ("zebra", "w1", "okapi"), ((0, 5), (6, 8), (9, 14)),
+                      ("where", "zebra"), (1, 1), ("w1",))
+    examples = list(data.dev.examples) + [new]
+
+    # a vocabulary over the data read grows by the new words; the known ones keep their rows
+    glove = tmp_path / "glove.txt"
+    glove.write_text("zebra " + " ".join(f"0.{k}" for k in range(1, 9)) + "\n", encoding="utf-8")
+    words, vectors = span_rescore.extend_vocabulary(data.vocab, examples, str(glove), None)
+    assert words == data.vocab + ["where", "zebra", "okapi"] and vectors.shape == (3, 8)
+    zebra = np.arange(1, 9, dtype=np.float32) / 10
+    assert np.array_equal(vectors[1], zebra) and not np.array_equal(vectors[2], zebra)
+    grown, added = span_rescore.score_checkpoint(bidaf, {**params, "vocabulary": "all_splits"}, checkpoint, examples,
+                                                 str(glove), None, tmp_path)
+    assert added == 3 and set(grown) == set(written) | {"new"}
 
 
 def test_write_predictions_round_trips_unicode(tmp_path):

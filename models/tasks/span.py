@@ -25,7 +25,8 @@ import torch
 from torch import nn
 
 from data.glove import PADDING, load_embeddings, resolve_source
-from data.squad import SpanExample, read_split
+from data.download import file_digest
+from data.squad import SpanExample, read_file, split_file
 from experiments.context import TrialContext, TrialOutcome
 from models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, build_vocab, dataset_key
 from models.tasks.squad_metric import score
@@ -35,7 +36,7 @@ SPAN_SETTINGS = {
     "embedding": {"type": "str"},
     "vocabulary": {"values": ["train", "all_splits"], "default": "train"},
 }
-# A study's dataset block: the data set and the subset read (data.squad.read_split's options).
+# A study's dataset block: the data set and the subset read (data.squad.read_file's options).
 DATASET_KEYS = {"name", "version", "train_articles", "dev_questions", "train_window"}
 # AllenNLP's character indexer for BiDAF (spec §H): UTF-8 bytes + 1, every token wrapped in these
 # two ids, padded with 0 to its batch's longest token and to at least MIN_CHARS.
@@ -82,6 +83,7 @@ class SpanData:
     train: IndexedSpans
     dev: IndexedSpans
     vectors: np.ndarray | None = None
+    inputs: Mapping[str, str] = dataclasses.field(default_factory=dict)  # data files read -> sha256
 
 
 def _pad(rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -137,28 +139,31 @@ def with_chars(data: SpanData) -> SpanData:
 
 
 @functools.lru_cache(maxsize=2)
-def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str) -> tuple[list[str], IndexedSpans, IndexedSpans]:
-    """Train and dev questions, indexed with a vocabulary over ``vocabulary``'s splits; cached per process."""
+def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str) -> tuple[list[str], IndexedSpans, IndexedSpans, dict[str, str]]:
+    """Train and dev questions, indexed with a vocabulary over ``vocabulary``'s splits, and the files
+    read (``squad/<name>`` -> sha256: which train file, official or rebuilt); cached per process."""
     dataset = dict(dataset_items)
     if dataset.get("name") != "squad":
         raise ValueError(f"no span reader for data set {dataset.get('name')!r} (have: squad)")
     unknown = sorted(set(dataset) - DATASET_KEYS)
     if unknown:
         raise ValueError(f"dataset.{unknown[0]}: not a SQuAD reader option (have: {', '.join(sorted(DATASET_KEYS))})")
-    train = read_split(data_dir, "train", articles=dataset.get("train_articles"), window_tokens=dataset.get("train_window"))
-    dev = read_split(data_dir, "dev", questions=dataset.get("dev_questions"))
+    files = {split: split_file(data_dir, split)[0] for split in ("train", "dev")}
+    train = read_file(files["train"], articles=dataset.get("train_articles"), window_tokens=dataset.get("train_window"))
+    dev = read_file(files["dev"], questions=dataset.get("dev_questions"))
     over = train + dev if vocabulary == "all_splits" else train
     passages = {_passage_key(ex): ex.passage_tokens for ex in over}.values()
     vocab = build_vocab([[t.lower() for t in tokens] for tokens in [*passages, *(ex.question_tokens for ex in over)]])
     token_ids = {token: i for i, token in enumerate(vocab)}
-    return vocab, index_spans(train, token_ids), index_spans(dev, token_ids)
+    inputs = {f"squad/{path.name}": file_digest(path, "sha256") for path in files.values()}
+    return vocab, index_spans(train, token_ids), index_spans(dev, token_ids), inputs
 
 
 def load(ctx: TrialContext, params: Mapping[str, Any]) -> SpanData:
     """The study's questions indexed as the assignment says, with its ``embedding`` vectors."""
-    vocab, train, dev = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"])
+    vocab, train, dev, inputs = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"])
     vectors, _ = load_embeddings(vocab, resolve_source(params["embedding"], ctx.data_dir), ctx.cache_dir, seed=EMBEDDING_SEED)
-    return SpanData(vocab, train, dev, vectors)
+    return SpanData(vocab, train, dev, vectors, inputs)
 
 
 def batch_of(spans: IndexedSpans, indices: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -235,28 +240,45 @@ def write_predictions(predictions: Mapping[str, str], path: str | Path) -> Path:
     return path
 
 
-def run(params: Mapping[str, Any], ctx: TrialContext, data: SpanData, build: Callable[[], nn.Module],
-        predictions_path: str | Path | None = None) -> TrialOutcome:
-    """Train the model ``build()`` returns; the best dev exact match, with F1 kept beside it. With
-    ``predictions_path``, the best epoch's dev predictions are written there."""
+def save_checkpoint(state: Mapping[str, torch.Tensor], vocab: Sequence[str], params: Mapping[str, Any], path: Path) -> Path:
+    """Write a model's weights with the vocabulary its word ids index (read by
+    :mod:`models.tasks.span_rescore`), atomically; return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    torch.save({"state": dict(state), "vocab": list(vocab), "params": dict(params)}, part)
+    part.replace(path)
+    return path
+
+
+def run(params: Mapping[str, Any], ctx: TrialContext, data: SpanData, build: Callable[[], nn.Module]) -> TrialOutcome:
+    """Train the model ``build()`` returns; the best dev exact match, with F1 kept beside it. When
+    the runner gives an output folder, the best epoch's dev predictions (question id -> answer
+    text) and weights are written there, under ``predictions/`` and ``checkpoints/``."""
     device = choose_device(ctx.device)
     shuffle = torch.Generator().manual_seed(ctx.seed)
-    best: dict[str, Any] = {"exact_match": -1.0, "predictions": {}}
+    best: dict[str, Any] = {"exact_match": -1.0, "predictions": {}, "state": {}}
 
     def validate(model: nn.Module) -> dict[str, float]:
         predictions = predict(model, data.dev, device)
         metrics = score(predictions, {ex.qid: list(ex.answers) for ex in data.dev.examples})
         if metrics["exact_match"] > best["exact_match"]:  # the trainer's rule: strictly better
-            best.update(exact_match=metrics["exact_match"], predictions=predictions)
+            state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+            best.update(exact_match=metrics["exact_match"], predictions=predictions, state=state)
         return metrics
 
     result = train_model(build, lambda epoch: training_batches(data.train, params, shuffle), validate, params,
                          seed=ctx.seed, device=device, metric="exact_match")
-    if predictions_path is not None:
+    outputs = {}
+    predictions_path, checkpoint_path = ctx.output_path("predictions", "json"), ctx.output_path("checkpoints", "pt")
+    if predictions_path is not None and checkpoint_path is not None:
         write_predictions(best["predictions"], predictions_path)
+        save_checkpoint(best["state"], data.vocab, params, checkpoint_path)
+        outputs = {kind: str(path.relative_to(ctx.output_dir)) for kind, path in
+                   (("predictions", predictions_path), ("checkpoint", checkpoint_path))}
     return TrialOutcome(metric=result.best_metric, best_epoch=result.best_epoch, epochs_run=result.epochs_run,
                         epoch_seconds=result.epoch_seconds,
-                        extra_metrics={k: v for k, v in result.best_metrics.items() if k != "exact_match"})
+                        extra_metrics={k: v for k, v in result.best_metrics.items() if k != "exact_match"},
+                        inputs_sha256=dict(data.inputs), outputs=outputs)
 
 
 def synthetic(n: int = 48, vocab_size: int = 30, dim: int = 8, seed: int = 0) -> SpanData:

@@ -1,0 +1,180 @@
+"""``python -m models.tasks.span_rescore results/<study> [--trial N]``: score a SQuAD trial on the
+whole dev set.
+
+A reduced study selects on a subset of dev questions. This reads the best ok trial's checkpoint
+(or trial N's), written by the trial beside its record, and predicts every question of the dev
+file. A trial whose vocabulary covered the dev questions it read (``vocabulary: all_splits``, as
+AllenNLP built it) gets the words of the whole dev set: the model's word embedding is frozen, so
+the vocabulary grows without changing what was trained; the new words are appended with their
+GloVe vectors (a random vector, as any word without one, when GloVe lacks them) and the words it
+knew keep their rows.
+
+Writes ``predictions/<family>-<trial>.dev-all.json`` (question id -> answer text, the official
+evaluation script's input) and prints exact match and F1 on all dev questions, and on the subset
+the trial was selected on, predicted as the trial predicted it: that must reproduce the recorded
+value, which checks that the checkpoint is the trial's.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pickle
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from data.download import DataError, DataMissingError
+from data.glove import load_embeddings, resolve_source
+from data.squad import read_split
+from experiments.records import RecordError, iter_records, latest_per_trial
+from experiments.settings import resolve
+from experiments.space import ConfigError, load_family, study_config
+from models.tasks.sentence import EMBEDDING_SEED
+from models.tasks.span import SpanData, index_spans, predict, write_predictions
+from models.tasks.squad_metric import score
+
+
+class RescoreError(ValueError):
+    """Records or a checkpoint that cannot be rescored; the message names the file."""
+
+
+def choose_record(path: Path, trial: int | None) -> dict[str, Any]:
+    """The latest ok record of trial ``trial``, or the best (highest value) ok record of ``path``."""
+    ok = [r for r in latest_per_trial(iter_records(path)) if r["status"] == "ok"]
+    if trial is not None:
+        ok = [r for r in ok if r["trial"] == trial]
+        if not ok:
+            raise RescoreError(f"{path}: no ok record of trial {trial}")
+    if not ok:
+        raise RescoreError(f"{path}: no ok trial")
+    record = max(ok, key=lambda r: r["value"])
+    if "checkpoint" not in (record.get("outputs") or {}):
+        raise RescoreError(f"{path}: trial {record['trial']} names no checkpoint (outputs.checkpoint); it was run "
+                           "without an output folder, or before trials wrote one")
+    return record
+
+
+def extend_vocabulary(vocab: list[str], examples: list, source: str,
+                      cache_dir: Path | None) -> tuple[list[str], np.ndarray]:
+    """``vocab`` plus the lowercased words of ``examples`` it lacks (in order of appearance), and
+    those words' vectors from the embedding ``source``."""
+    known, new = set(vocab), {}
+    for ex in examples:
+        for token in (*ex.passage_tokens, *ex.question_tokens):
+            word = token.lower()
+            if word not in known:
+                new.setdefault(word, None)
+    if not new:
+        return list(vocab), np.zeros((0, 0), dtype=np.float32)
+    vectors, _ = load_embeddings(list(new), source, cache_dir, seed=EMBEDDING_SEED)
+    return list(vocab) + list(new), vectors
+
+
+def embedding_key(state: Mapping[str, torch.Tensor], vocab_size: int, path: Path) -> str:
+    """The one weight with a row per vocabulary word (the frozen word embedding)."""
+    keys = [k for k, v in state.items() if v.dim() == 2 and v.shape[0] == vocab_size]
+    if len(keys) != 1:
+        raise RescoreError(f"{path}: expected one weight with {vocab_size} rows (the word embedding), found {keys}")
+    return keys[0]
+
+
+def score_checkpoint(module: Any, params: Mapping[str, Any], checkpoint: Mapping[str, Any], examples: list,
+                     source: str, cache_dir: Path | None, where: Path) -> tuple[dict[str, str], int]:
+    """Question id -> answer text for ``examples``, and how many words were added, predicted by
+    ``module``'s model (its ``build`` and optional ``prepare``) with the ``checkpoint``'s weights.
+
+    The vocabulary is the trial's rule applied to ``examples``: over the data read
+    (``vocabulary: all_splits``), the checkpoint's words grow by those of ``examples`` (vectors from
+    ``source``); over train only, it stays, and unseen words are unknown as they were in the trial.
+    """
+    state, vocab = checkpoint["state"], checkpoint["vocab"]
+    key = embedding_key(state, len(vocab), where)
+    if params.get("vocabulary") == "all_splits":
+        words, new_vectors = extend_vocabulary(vocab, examples, source, cache_dir)
+    else:
+        words, new_vectors = list(vocab), np.zeros((0, 0), dtype=np.float32)
+    vectors = state[key].numpy() if not len(new_vectors) else np.concatenate([state[key].numpy(), new_vectors])
+    spans = index_spans(examples, {word: i for i, word in enumerate(words)})
+    data = SpanData(words, spans, spans, vectors)
+    data = module.prepare(data) if hasattr(module, "prepare") else data
+    model = module.build(params, data)
+    model.load_state_dict({**state, key: torch.from_numpy(vectors)})
+    model.eval()
+    with torch.no_grad():
+        return predict(model, data.dev), len(words) - len(vocab)
+
+
+def rescore(study_dir: Path, data_dir: Path, cache_dir: Path | None, trial: int | None = None,
+            family: str | None = None) -> dict[str, Any]:
+    """Predict the whole dev set with a trial's checkpoint; write the predictions; return the scores."""
+    files = sorted(study_dir.glob("*.jsonl")) if family is None else [study_dir / f"{family}.jsonl"]
+    if len(files) != 1 or not files[0].is_file():
+        raise RescoreError(f"{study_dir}: give --family (records there: {[p.stem for p in files] or 'none'})")
+    record = choose_record(files[0], trial)
+    study = study_config(record["study"])
+    if record["family"] not in study["families"]:
+        raise RescoreError(f"{files[0]}: study {record['study']!r} has no family {record['family']!r}")
+    spec = load_family(study["families"][record["family"]], record["family"])
+    module = importlib.import_module(spec.train_target.rsplit(".", 1)[0])
+    try:
+        params = resolve(record["params"], module.SETTINGS)
+    except (TypeError, ValueError) as err:
+        raise RescoreError(f"{files[0]}: trial {record['trial']}: {err}") from err
+    checkpoint_path = study_dir / record["outputs"]["checkpoint"]
+    try:
+        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=True)
+    except (OSError, RuntimeError, EOFError, pickle.UnpicklingError) as err:
+        raise RescoreError(f"{checkpoint_path}: cannot read the checkpoint: {(str(err).splitlines() or [type(err).__name__])[0]}") from err
+    if not isinstance(checkpoint, dict) or not {"state", "vocab", "params"} <= set(checkpoint):
+        raise RescoreError(f"{checkpoint_path}: not a checkpoint of models.tasks.span (state, vocab, params)")
+    if checkpoint.get("params") != params:
+        raise RescoreError(f"{checkpoint_path}: its settings differ from trial {record['trial']}'s record in {files[0]}")
+
+    dev = read_split(data_dir, "dev")
+    source = resolve_source(params["embedding"], data_dir)
+    subset = dev[: study.get("dataset", {}).get("dev_questions") or len(dev)]
+    # the trial's own evaluation again: its questions alone, so batched as they were (a batch's
+    # longest token sets the character padding the character CNN sees, as in AllenNLP)
+    check, _ = score_checkpoint(module, params, checkpoint, subset, source, cache_dir, checkpoint_path)
+    start = time.perf_counter()
+    predictions, new_words = score_checkpoint(module, params, checkpoint, dev, source, cache_dir, checkpoint_path)
+    seconds = time.perf_counter() - start
+    out = study_dir / "predictions" / f"{record['family']}-{record['trial']}.dev-all.json"
+    write_predictions(predictions, out)
+    return {"trial": record["trial"], "recorded": record["value"], "new_words": new_words,
+            "all": score(predictions, {ex.qid: list(ex.answers) for ex in dev}),
+            "subset": score(check, {ex.qid: list(ex.answers) for ex in subset}),
+            "questions": len(dev), "subset_questions": len(subset), "seconds": seconds, "predictions": out}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rescore and print; 2 with one error line for bad input."""
+    parser = argparse.ArgumentParser(prog="python -m models.tasks.span_rescore", description=__doc__.splitlines()[0])
+    parser.add_argument("study_dir", type=Path)
+    parser.add_argument("--trial", type=int, help="the trial to score (default: the best ok one)")
+    parser.add_argument("--family", help="the records file's family (default: the folder's only one)")
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR", ".data")))
+    parser.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("SYW_CACHE_DIR", ".cache")))
+    args = parser.parse_args(argv)
+    try:
+        result = rescore(args.study_dir, args.data_dir, args.cache_dir, args.trial, args.family)
+    except (RescoreError, RecordError, ConfigError, DataError, DataMissingError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    subset, everything = result["subset"], result["all"]
+    print(f"trial {result['trial']}: {result['new_words']} dev words added to its vocabulary; "
+          f"{result['questions']} questions in {result['seconds']:.0f} s")
+    print(f"  selection subset ({result['subset_questions']} questions): EM {subset['exact_match']:.4f} "
+          f"F1 {subset['f1']:.4f} (recorded EM {result['recorded']:.4f})")
+    print(f"  whole dev ({result['questions']} questions): EM {everything['exact_match']:.4f} F1 {everything['f1']:.4f}")
+    print(f"wrote {result['predictions']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
