@@ -69,7 +69,7 @@ bench-runner: env
 bench-ray-start: env
 	$(PY) benchmarks/ray_start.py
 
-.PHONY: bench-lr bench-cnn bench-cnn-batching bench-scitail bench-elmo
+.PHONY: bench-lr bench-cnn bench-cnn-batching bench-scitail bench-bidaf bench-bcn bench-bilm bench-elmo
 bench-lr: env
 	$(PY) benchmarks/lr_study.py
 
@@ -81,6 +81,15 @@ bench-cnn-batching: env
 
 bench-scitail: env
 	$(PY) benchmarks/scitail_timing.py --family scitail_ngram_reduced scitail_dam_reduced scitail_esim_reduced scitail_dgem_reduced
+
+bench-bidaf: env
+	$(PY) benchmarks/bidaf_timing.py
+
+bench-bcn: env
+	$(PY) benchmarks/bcn_timing.py
+
+bench-bilm: env
+	$(PY) benchmarks/bilm_timing.py
 
 bench-elmo: env
 	$(PY) benchmarks/elmo_speed.py
