@@ -261,6 +261,28 @@ def test_bidaf_overfits_50_generated_questions_writes_its_best_epoch_and_rescore
     assert added == 3 and set(grown) == set(written) | {"new"}
 
 
+@pytest.mark.slow
+def test_rescore_reproduces_the_recorded_subset_score_and_writes_every_question(tmp_path, monkeypatch, capsys):
+    """The command's whole path on generated data standing in for the dev file and the study."""
+    data = bidaf.prepare(span.synthetic(n=50))
+    params = resolve({**TINY, "epochs": 3}, bidaf.SETTINGS)
+    subset = dataclasses.replace(data, dev=span.index_spans(data.dev.examples[:20], {w: i for i, w in enumerate(data.vocab)}))
+    subset = bidaf.prepare(subset)
+    out = span.run(params, dataclasses.replace(CTX, output_dir=tmp_path), subset, lambda: bidaf.build(params, subset))
+    record = {"trial": 0, "status": "ok", "value": out.metric, "params": {**TINY, "epochs": 3}, "study": "squad_reduced",
+              "family": "bidaf", "outputs": out.outputs}
+    (tmp_path / "bidaf.jsonl").write_text(json.dumps(record) + "\n")
+    monkeypatch.setattr(span_rescore, "read_split", lambda data_dir, split: list(data.dev.examples))
+    monkeypatch.setattr(span_rescore, "study_config",
+                        lambda study: {"families": {"bidaf": "squad_bidaf_reduced"}, "dataset": {"dev_questions": 20}})
+    assert span_rescore.main([str(tmp_path), "--data-dir", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert f"selection subset (20 questions): EM {out.metric:.4f}" in printed
+    assert f"(recorded EM {out.metric:.4f})" in printed and "whole dev (50 questions)" in printed
+    every = json.loads((tmp_path / "predictions" / "bidaf-0.dev-all.json").read_text(encoding="utf-8"))
+    assert set(every) == {ex.qid for ex in data.dev.examples}
+
+
 def test_write_predictions_round_trips_unicode(tmp_path):
     path = span.write_predictions({"q1": "Zürich — 1920’s", "q2": ""}, tmp_path / "out" / "predictions.json")
     assert json.loads(path.read_text(encoding="utf-8")) == {"q1": "Zürich — 1920’s", "q2": ""}
