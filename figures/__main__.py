@@ -10,6 +10,7 @@ import argparse
 from dataclasses import replace
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 from data.download import DataMissingError
@@ -19,6 +20,8 @@ from figures.as_run import compare_fig1
 from figures.plot import draw
 from figures.sources import from_paper, from_records
 from figures.specs import FIGURES, FigureSpec
+
+TITLE_WIDTH = 60  # characters of a title line that fit over the plot at its 9-point title font
 
 OUT = REPO / "figures"
 # Wall time of a full study on the 2-core machines measured, AMD EPYC to Intel Xeon, shown before
@@ -99,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         stem = args.what if tag == "ours" else f"{args.what}_{tag.removeprefix('ours_')}"
         title = f"{spec.dataset}: Figure {spec.number} from {who}"
         if args.source == "ours" and study_config(study).get("reduced"):  # what was reduced, in the figure itself
-            title += "\n" + study_config(study)["reduced"]
+            title += "\n" + "\n".join(textwrap.wrap(study_config(study)["reduced"], TITLE_WIDTH))
         for path in draw(spec, groups, title, args.out / stem):
             print(f"wrote {path}")
         return 0

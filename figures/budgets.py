@@ -73,7 +73,7 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
             out.append(f"| {labels[family]} | {target:g} | {fmt(exact.trials)} | {human_duration(exact.seconds)} | "
                        f"{fmt(rounded.trials)} | {human_duration(rounded.seconds)} |")
     cross = frame[frame.statistic.str.startswith("crossover")]
-    out += ["", "Crossovers (the first family overtakes the second from this budget on):", ""]
+    out += ["", "Crossovers (the first family overtakes the second at this budget and leads until the same pair's next line, if any):", ""]
     if cross.empty:
         out.append("- none: one family leads at every shared budget")
     for row in cross.itertuples():
