@@ -13,7 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from data.download import DataMissingError
+from data.download import DataError, DataMissingError
 from experiments.space import REPO, study_config
 from figures import budgets, report
 from figures.as_run import compare_fig1
@@ -56,6 +56,14 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
     return from_records(study, results, labels=spec.labels)
 
 
+def paper_or_why(spec: FigureSpec) -> list | str:
+    """The authors' groups of a figure, or why they cannot be read (their files are not committed)."""
+    try:
+        return from_paper(spec)
+    except (DataMissingError, DataError, FileNotFoundError) as err:
+        return str(err).replace(f"{REPO}/", "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m figures", description=__doc__)
     parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets", "report"])
@@ -78,18 +86,20 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {path}")
             return 0
         if args.what == "budgets":
-            sections, skipped = [], {}
+            sections, skipped, theirs = [], {}, {}
             for spec in FIGURES.values():
                 try:
                     groups = groups_for(spec, args.source, args.variant, args.results, False)
                     ours = args.results if args.source == "ours" else None  # the authors' trials are the full study's
                     sections.append((replace(spec, study=study_of(spec, args.variant, ours)), groups))
+                    if args.source == "ours":
+                        theirs[spec.number] = paper_or_why(spec)
                 except FileNotFoundError as err:
                     skipped[spec.number] = str(err).replace(f"{REPO}/", "")  # committed tables name repo paths
                     print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
             if not sections:
                 raise FileNotFoundError(f"{args.results}: no records for any figure ({args.source})")
-            for path in budgets.write(sections, tag, args.out, skipped):
+            for path in budgets.write(sections, tag, args.out, skipped, theirs):
                 print(f"wrote {path}")
             return 0
         spec = FIGURES[int(args.what[3:])]

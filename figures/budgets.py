@@ -85,14 +85,38 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
     return "\n".join(out) + "\n"
 
 
+def beside_theirs(spec: FigureSpec, ours: list[Group], theirs: list[Group] | str) -> str:
+    """Trials (and time) each family needs to reach its reported number (Eq. 8 curve), ours beside
+    the authors' trials; ``theirs`` is why they are absent when it is a string."""
+    head = ["Trials to reach the reported number (first n whose expected max >= it), ours beside the authors' trials:", ""]
+    if isinstance(theirs, str):
+        return "\n".join(head + [f"(the authors' trials: {theirs})"]) + "\n"
+
+    def reach(group: Group | None, target: float) -> str:
+        if group is None:
+            return "-"
+        n = budget_to_reach(group.curve()[1], target)
+        if n is None:
+            return f"not in {group.scores.size}"
+        return f"{n}" + (f" ({human_duration(n * group.mean_duration)})" if group.mean_duration else "")
+
+    paper = {g.family: g for g in theirs}
+    rows = [f"| {g.label} | {spec.references[g.family]} | {reach(g, spec.references[g.family])} | "
+            f"{reach(paper.get(g.family), spec.references[g.family])} |" for g in ours if g.family in spec.references]
+    return "\n".join(head + ["| family | reported | ours | the authors' trials |", "|---|---|---|---|"] + rows) + "\n"
+
+
 def write(sections: list[tuple[FigureSpec, list[Group]]], source: str, folder: Path,
-          skipped: dict[int, str] | None = None) -> tuple[Path, Path]:
-    """``budgets_<source>.csv`` and ``.md``; ``skipped`` maps a figure number to why it has no table."""
+          skipped: dict[int, str] | None = None, theirs: dict[int, list[Group] | str] | None = None) -> tuple[Path, Path]:
+    """``budgets_<source>.csv`` and ``.md``; ``skipped`` maps a figure number to why it has no table,
+    ``theirs`` to the authors' groups (or why they are absent) to set beside ours."""
     frames, texts = [], []
     for spec, groups in sections:
         frame = budget_rows(spec, groups, source)
         frames.append(frame)
         texts.append(markdown(spec, groups, frame, source))
+        if theirs and spec.number in theirs and spec.references:
+            texts.append(beside_theirs(spec, groups, theirs[spec.number]))
     folder.mkdir(parents=True, exist_ok=True)
     csv, md = folder / f"budgets_{source}.csv", folder / f"budgets_{source}.md"
     pd.concat(frames, ignore_index=True).to_csv(csv, index=False, float_format="%.6g")

@@ -365,3 +365,17 @@ def test_fig1_guide_label_is_inside_the_axes_and_clear_of_the_curves(records, tm
             dense = np.linspace(x.min(), x.max(), 5000)
             points = ax.transData.transform(np.column_stack([dense, np.interp(dense, x, y)]))
             assert not box.padded(2).count_contains(points), f"{label.get_text()!r} crosses {line.get_label()}"
+
+
+def test_budgets_set_each_familys_trials_to_reach_its_reported_number_beside_the_authors():
+    from figures.budgets import beside_theirs
+
+    spec = FIGURES[3]
+    ours = [sources.Group("ngram", "n-gram", np.array([0.60, 0.70, 0.50]), np.array([2.0, 2.0, 2.0])),
+            sources.Group("esim", "ESIM", np.array([0.50, 0.60]), None)]
+    theirs = [sources.Group("ngram", "n-gram", np.array([0.66, 0.66]), np.array([60.0, 60.0]))]
+    text = beside_theirs(spec, ours, theirs)
+    # n-gram: Eq. 8 over {0.5, 0.6, 0.7} is 0.600, 0.644, 0.667 at n = 1, 2, 3 -> 3 trials of 2 s; theirs 1 of 60 s
+    assert "| n-gram | 0.65 | 3 (6 s) | 1 (1.0 min) |" in text
+    assert "| ESIM | 0.705 | not in 2 | - |" in text
+    assert "(the authors' trials: no file)" in beside_theirs(spec, ours, "no file")
