@@ -252,10 +252,11 @@ def test_bidaf_overfits_50_generated_questions_writes_its_best_epoch_and_rescore
     # a vocabulary over the data read grows by the new words; the known ones keep their rows
     glove = tmp_path / "glove.txt"
     glove.write_text("zebra " + " ".join(f"0.{k}" for k in range(1, 9)) + "\n", encoding="utf-8")
-    words, vectors = span_rescore.extend_vocabulary(data.vocab, examples, str(glove), None)
-    assert words == data.vocab + ["where", "zebra", "okapi"] and vectors.shape == (3, 8)
+    words, vectors = span_rescore.extend_vocabulary(data.vocab, data.vectors, examples, str(glove), None)
+    assert words == data.vocab + ["where", "zebra", "okapi"] and vectors.shape == (len(data.vocab) + 3, 8)
     zebra = np.arange(1, 9, dtype=np.float32) / 10
-    assert np.array_equal(vectors[1], zebra) and not np.array_equal(vectors[2], zebra)
+    assert np.array_equal(vectors[:len(data.vocab)], data.vectors)
+    assert np.array_equal(vectors[-2], zebra) and not np.array_equal(vectors[-1], zebra)
     grown, added = span_rescore.score_checkpoint(bidaf, {**params, "vocabulary": "all_splits"}, checkpoint, examples,
                                                  str(glove), None, tmp_path)
     assert added == 3 and set(grown) == set(written) | {"new"}

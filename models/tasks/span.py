@@ -229,25 +229,27 @@ def evaluate(model: nn.Module, spans: IndexedSpans, device: torch.device | str =
     return score(predict(model, spans, device), {ex.qid: list(ex.answers) for ex in spans.examples})
 
 
-def write_predictions(predictions: Mapping[str, str], path: str | Path) -> Path:
-    """Write question id -> answer text as JSON (the official evaluation script's prediction file),
-    atomically; return the path."""
+def _publish(path: str | Path, write: Callable[[Path], object]) -> Path:
+    """``write`` a file beside ``path``, then rename it there: readers never see a partial file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(f"{path.name}.{os.getpid()}.part")
-    part.write_text(json.dumps(dict(predictions), ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
+    write(part)
     part.replace(path)
     return path
+
+
+def write_predictions(predictions: Mapping[str, str], path: str | Path) -> Path:
+    """Write question id -> answer text as JSON (the official evaluation script's prediction file),
+    atomically; return the path."""
+    text = json.dumps(dict(predictions), ensure_ascii=False, indent=0) + "\n"
+    return _publish(path, lambda part: part.write_text(text, encoding="utf-8"))
 
 
 def save_checkpoint(state: Mapping[str, torch.Tensor], vocab: Sequence[str], params: Mapping[str, Any], path: Path) -> Path:
     """Write a model's weights with the vocabulary its word ids index (read by
     :mod:`models.tasks.span_rescore`), atomically; return the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(f"{path.name}.{os.getpid()}.part")
-    torch.save({"state": dict(state), "vocab": list(vocab), "params": dict(params)}, part)
-    part.replace(path)
-    return path
+    return _publish(path, lambda part: torch.save({"state": dict(state), "vocab": list(vocab), "params": dict(params)}, part))
 
 
 def run(params: Mapping[str, Any], ctx: TrialContext, data: SpanData, build: Callable[[], nn.Module]) -> TrialOutcome:
@@ -256,21 +258,23 @@ def run(params: Mapping[str, Any], ctx: TrialContext, data: SpanData, build: Cal
     text) and weights are written there, under ``predictions/`` and ``checkpoints/``."""
     device = choose_device(ctx.device)
     shuffle = torch.Generator().manual_seed(ctx.seed)
+    keep_state = ctx.output_dir is not None  # the weights are copied only to be written
     best: dict[str, Any] = {"exact_match": -1.0, "predictions": {}, "state": {}}
 
     def validate(model: nn.Module) -> dict[str, float]:
         predictions = predict(model, data.dev, device)
         metrics = score(predictions, {ex.qid: list(ex.answers) for ex in data.dev.examples})
         if metrics["exact_match"] > best["exact_match"]:  # the trainer's rule: strictly better
-            state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-            best.update(exact_match=metrics["exact_match"], predictions=predictions, state=state)
+            best.update(exact_match=metrics["exact_match"], predictions=predictions)
+            if keep_state:
+                best["state"] = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
         return metrics
 
     result = train_model(build, lambda epoch: training_batches(data.train, params, shuffle), validate, params,
                          seed=ctx.seed, device=device, metric="exact_match")
     outputs = {}
-    predictions_path, checkpoint_path = ctx.output_path("predictions", "json"), ctx.output_path("checkpoints", "pt")
-    if predictions_path is not None and checkpoint_path is not None:
+    if keep_state:
+        predictions_path, checkpoint_path = ctx.output_path("predictions", "json"), ctx.output_path("checkpoints", "pt")
         write_predictions(best["predictions"], predictions_path)
         save_checkpoint(best["state"], data.vocab, params, checkpoint_path)
         outputs = {kind: str(path.relative_to(ctx.output_dir)) for kind, path in

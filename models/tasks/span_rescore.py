@@ -59,10 +59,10 @@ def choose_record(path: Path, trial: int | None) -> dict[str, Any]:
     return record
 
 
-def extend_vocabulary(vocab: list[str], examples: list, source: str,
+def extend_vocabulary(vocab: list[str], vectors: np.ndarray, examples: list, source: str,
                       cache_dir: Path | None) -> tuple[list[str], np.ndarray]:
-    """``vocab`` plus the lowercased words of ``examples`` it lacks (in order of appearance), and
-    those words' vectors from the embedding ``source``."""
+    """``vocab`` and its ``vectors`` (a row per word) followed by the lowercased words of
+    ``examples`` it lacks, in order of appearance, with their vectors from the embedding ``source``."""
     known, new = set(vocab), {}
     for ex in examples:
         for token in (*ex.passage_tokens, *ex.question_tokens):
@@ -70,9 +70,9 @@ def extend_vocabulary(vocab: list[str], examples: list, source: str,
             if word not in known:
                 new.setdefault(word, None)
     if not new:
-        return list(vocab), np.zeros((0, 0), dtype=np.float32)
-    vectors, _ = load_embeddings(list(new), source, cache_dir, seed=EMBEDDING_SEED)
-    return list(vocab) + list(new), vectors
+        return list(vocab), vectors
+    added, _ = load_embeddings(list(new), source, cache_dir, seed=EMBEDDING_SEED)
+    return list(vocab) + list(new), np.concatenate([vectors, added])
 
 
 def embedding_key(state: Mapping[str, torch.Tensor], vocab_size: int, path: Path) -> str:
@@ -94,11 +94,9 @@ def score_checkpoint(module: Any, params: Mapping[str, Any], checkpoint: Mapping
     """
     state, vocab = checkpoint["state"], checkpoint["vocab"]
     key = embedding_key(state, len(vocab), where)
+    words, vectors = list(vocab), state[key].numpy()
     if params.get("vocabulary") == "all_splits":
-        words, new_vectors = extend_vocabulary(vocab, examples, source, cache_dir)
-    else:
-        words, new_vectors = list(vocab), np.zeros((0, 0), dtype=np.float32)
-    vectors = state[key].numpy() if not len(new_vectors) else np.concatenate([state[key].numpy(), new_vectors])
+        words, vectors = extend_vocabulary(words, vectors, examples, source, cache_dir)
     spans = index_spans(examples, {word: i for i, word in enumerate(words)})
     data = SpanData(words, spans, spans, vectors)
     data = module.prepare(data) if hasattr(module, "prepare") else data
