@@ -111,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         who = "the authors' published trials" if args.source == "paper" else f"our records ({study})"
         stem = args.what if tag == "ours" else f"{args.what}_{tag.removeprefix('ours_')}"
         title = f"{spec.dataset}: Figure {spec.number} from {who}"
-        if args.source == "ours" and study_config(study).get("reduced"):  # what was reduced, in the figure itself
-            title += "\n" + "\n".join(textwrap.wrap(study_config(study)["reduced"], TITLE_WIDTH))
+        reduced = study_config(study).get("reduced") if args.source == "ours" else None
+        if reduced:  # what was reduced, in the figure itself
+            title += "\n" + "\n".join(textwrap.wrap(reduced, TITLE_WIDTH))
         for path in draw(spec, groups, title, args.out / stem):
             print(f"wrote {path}")
         return 0
