@@ -86,9 +86,28 @@ def budget_guide(ax, xs, curve, target: float, who: str, where_from: str, *, max
     return n
 
 
+ROUND_DURATIONS = {"1min": 60.0, "2min": 120.0, "5min": 300.0, "10min": 600.0, "20min": 1200.0, "30min": 1800.0,
+                   "1h": 3600.0, "2h": 7200.0, "4h": 14400.0, "8h": 28800.0, "16h": 57600.0, "1d": 86400.0,
+                   "2d": 172800.0, "4d": 345600.0, "8d": 691200.0, "16d": 1382400.0, "32d": 2764800.0}
+
+
+def round_time_ticks(low: float, high: float, most: int = 6) -> dict[str, float]:
+    """Round durations (label -> seconds) between ``low`` and ``high`` seconds, every k-th of
+    :data:`ROUND_DURATIONS` with k the smallest keeping at most ``most`` of them."""
+    inside = [(label, s) for label, s in ROUND_DURATIONS.items() if low <= s <= high]
+    step = max(1, -(-len(inside) // most))
+    return dict(inside[::step])
+
+
 def time_ticks(ax) -> None:
-    """Tick labels in human durations (the locator keeps its places)."""
-    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: human_duration(value)))
+    """Round durations as ticks of a time axis (:func:`round_time_ticks` over its limits); human
+    durations at the locator's places when none falls inside."""
+    ticks = round_time_ticks(*ax.get_xlim())
+    if len(ticks) >= 2:
+        ax.set_xticks(list(ticks.values()), list(ticks.keys()))
+        ax.minorticks_off()
+    else:
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: human_duration(value)))
 
 
 def finish(fig, ax, out_stem: Path, extra: list | None = None) -> list[Path]:
@@ -156,6 +175,8 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
     if spec.time_ticks:
         ax.set_xticks(list(spec.time_ticks.values()), list(spec.time_ticks.keys()))
         ax.minorticks_off()
+    elif spec.x == "time":
+        time_ticks(ax)
     if spec.guide and spec.guide[0] in curves:
         family, target = spec.guide
         label = next(g.label for g in groups if g.family == family)

@@ -1,7 +1,7 @@
 """What each of the paper's Figures 1-4 shows, and where its trials come from."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,14 @@ class FigureSpec:
     budget_targets: dict[str, tuple[float, ...]] = field(default_factory=dict)  # family -> extra targets
     labels: dict[str, str] = field(default_factory=dict)  # family -> legend label (default: the family file's)
     reduced: str | None = None  # the study that fits a 2-core CPU, drawn when the full study has no records
+
+    def on_own_axes(self) -> "FigureSpec":
+        """This figure without the paper's fixed limits and time ticks, for a study whose scores and
+        durations lie elsewhere (a reduced study on a CPU: minutes to hours, not GPU days); a
+        trials axis keeps its range so that n reads as in the paper."""
+        if self.x == "time":
+            return replace(self, xlim=None, ylim=None, time_ticks={})
+        return replace(self, ylim=None)
 
 
 URL = "https://raw.githubusercontent.com/dodgejesse/reproducibility/suchin/camera_ready_results/{name}"

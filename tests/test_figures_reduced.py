@@ -28,3 +28,26 @@ def test_budgets_list_the_reduced_study(tmp_path):
     assert cli.main(["budgets", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
     text = (tmp_path / "out" / "budgets_ours.md").read_text()
     assert "scitail_reduced" in text and "0.754" in text  # DAM's previously reported accuracy is a target
+
+
+def test_round_time_ticks_fall_inside_the_range_and_thin_out():
+    from figures.plot import round_time_ticks
+    assert round_time_ticks(1200, 7200) == {"20min": 1200.0, "30min": 1800.0, "1h": 3600.0, "2h": 7200.0}
+    wide = round_time_ticks(60, 40 * 86400)  # all 17 round durations lie inside: every 3rd, 6 of them
+    assert list(wide) == ["1min", "10min", "1h", "8h", "2d", "16d"]
+    assert round_time_ticks(61, 119) == {}
+
+
+def test_a_reduced_time_figure_is_drawn_on_its_own_axes(tmp_path, monkeypatch):
+    """Figure 4's paper axes (8 h to 40 d, EM 0.3-0.7) would show nothing of a CPU study's minutes and
+    low scores: the reduced study gets limits from its records and round-duration ticks."""
+    results = tmp_path / "results"
+    write_study(results, "squad_reduced", {"bidaf": (0.05, 0.02, 900.0)}, n=16)
+    ticks, ylims = [], []
+    monkeypatch.setattr(plt.Axes, "set_xticks", lambda self, values, labels=None, **kw: ticks.append(list(labels)))
+    monkeypatch.setattr(plt.Axes, "set_ylim", lambda self, *a, **kw: ylims.append(a))
+    assert cli.main(["fig4", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
+    assert ticks and "40d" not in ticks[-1] and set(ticks[-1]) <= {"10min", "20min", "30min", "1h", "2h", "4h"}
+    low, high = ylims[-1]
+    assert low < 0.05 and 0.677 < high < 0.7  # the curve and the reported 67.7 both in view
+    assert FIGURES[4].xlim == (8 * 3600, 40 * 86400)  # the paper's figure keeps its axes
