@@ -134,3 +134,9 @@ def test_bad_top_level_and_inherits(tmp_path):
     (tmp_path / "notrain.yaml").write_text("label: x\nsearch: {x: {distribution: uniform, low: 0, high: 1}}\n")
     with pytest.raises(ConfigError, match="train._target_"):
         load_family("notrain", dirs=[tmp_path])
+
+
+def test_the_learning_curve_family_is_squad_reduced_trial_9():
+    best, space = load_family("squad_bidaf_reduced_best"), load_family("squad_bidaf_reduced", name="bidaf")
+    assert set(best.search) == set(space.search) and all(s["distribution"] == "constant" for s in best.search.values())
+    assert best.params(0, 0) == best.params(0, 5) == space.params(0, 9)  # seed 0, family bidaf, trial 9
