@@ -73,3 +73,14 @@ def test_a_trial_writes_beside_its_records_only_when_given_a_folder(tmp_path):
     ctx = TrialContext(study="s", family="bidaf", trial_index=7, seed=0, data_dir=tmp_path, cache_dir=tmp_path,
                        output_dir=tmp_path / "s")
     assert ctx.output_path("predictions", "json") == tmp_path / "s" / "predictions" / "bidaf-7.json"
+
+
+def test_progress_lines_at_most_every_interval_and_at_the_end(capsys, monkeypatch):
+    clock = iter([0.0, 10.0, 40.0, 50.0, 60.0])  # start, then one reading per call
+    monkeypatch.setattr(span_rescore.time, "perf_counter", lambda: next(clock))
+    show = span_rescore.progress_printer("whole dev", every=30.0)
+    for done in (100, 400, 500, 1000):  # at 10 s (too soon), 40 s, 50 s (too soon), 60 s (the end)
+        show(done, 1000)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["  whole dev: 400 of 1,000 questions, 40 s so far, ~1.0 min left",
+                     "  whole dev: 1,000 of 1,000 questions, 1.0 min so far, ~0 s left"]

@@ -211,9 +211,11 @@ def answer_text(example: SpanExample, span: Sequence[int]) -> str:
     return example.passage[example.offsets[span[0]][0]: example.offsets[span[1]][1]]
 
 
-def predict(model: nn.Module, spans: IndexedSpans, device: torch.device | str = "cpu") -> dict[str, str]:
+def predict(model: nn.Module, spans: IndexedSpans, device: torch.device | str = "cpu",
+            progress: Callable[[int, int], object] | None = None) -> dict[str, str]:
     """Question id -> predicted answer text; ``model(**inputs)`` returns ``span_start_logits`` and
-    ``span_end_logits`` (the inputs: a batch without its targets)."""
+    ``span_end_logits`` (the inputs: a batch without its targets). ``progress(done, total)`` is
+    called after each batch."""
     predictions = {}
     for indices in bucket_order(spans, EVAL_BATCH_SIZE, None):
         batch = batch_of(spans, indices)
@@ -221,6 +223,8 @@ def predict(model: nn.Module, spans: IndexedSpans, device: torch.device | str = 
         for row, span in zip(indices.tolist(), best_span(out["span_start_logits"], out["span_end_logits"]).tolist()):
             example = spans.examples[row]
             predictions[example.qid] = answer_text(example, span)
+        if progress is not None:
+            progress(len(predictions), len(spans.examples))
     return predictions
 
 

@@ -23,7 +23,7 @@ import pickle
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import torch
@@ -34,6 +34,7 @@ from data.squad import read_split
 from experiments.records import RecordError, iter_records, latest_per_trial
 from experiments.settings import resolve
 from experiments.space import ConfigError, load_family, study_config
+from experiments.units import human_duration
 from models.tasks.sentence import EMBEDDING_SEED
 from models.tasks.span import SpanData, index_spans, predict, write_predictions
 from models.tasks.squad_metric import score
@@ -84,7 +85,8 @@ def embedding_key(state: Mapping[str, torch.Tensor], vocab_size: int, path: Path
 
 
 def score_checkpoint(module: Any, params: Mapping[str, Any], checkpoint: Mapping[str, Any], examples: list,
-                     source: str, cache_dir: Path | None, where: Path) -> tuple[dict[str, str], int]:
+                     source: str, cache_dir: Path | None, where: Path,
+                     progress: Callable[[int, int], object] | None = None) -> tuple[dict[str, str], int]:
     """Question id -> answer text for ``examples``, and how many words were added, predicted by
     ``module``'s model (its ``build`` and optional ``prepare``) with the ``checkpoint``'s weights.
 
@@ -104,12 +106,30 @@ def score_checkpoint(module: Any, params: Mapping[str, Any], checkpoint: Mapping
     model.load_state_dict({**state, key: torch.from_numpy(vectors)})
     model.eval()
     with torch.no_grad():
-        return predict(model, data.dev), len(words) - len(vocab)
+        return predict(model, data.dev, progress=progress), len(words) - len(vocab)
+
+
+def progress_printer(what: str, every: float = 30.0) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` that prints a line to stderr at most every ``every`` seconds
+    and at the end: questions done, time so far, time left at the rate so far."""
+    start = last = time.perf_counter()
+
+    def show(done: int, total: int) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if now - last < every and done < total:
+            return
+        last = now
+        left = (now - start) / done * (total - done) if done else float("nan")
+        print(f"  {what}: {done:,} of {total:,} questions, {human_duration(now - start)} so far, "
+              f"~{human_duration(left)} left", file=sys.stderr, flush=True)
+    return show
 
 
 def rescore(study_dir: Path, data_dir: Path, cache_dir: Path | None, trial: int | None = None,
-            family: str | None = None) -> dict[str, Any]:
-    """Predict the whole dev set with a trial's checkpoint; write the predictions; return the scores."""
+            family: str | None = None, verbose: bool = False) -> dict[str, Any]:
+    """Predict the whole dev set with a trial's checkpoint; write the predictions; return the scores
+    (``verbose``: a progress line on stderr every 30 s)."""
     files = sorted(study_dir.glob("*.jsonl")) if family is None else [study_dir / f"{family}.jsonl"]
     if len(files) != 1 or not files[0].is_file():
         raise RescoreError(f"{study_dir}: give --family (records there: {[p.stem for p in files] or 'none'})")
@@ -140,7 +160,8 @@ def rescore(study_dir: Path, data_dir: Path, cache_dir: Path | None, trial: int 
     # longest token sets the character padding the character CNN sees, as in AllenNLP)
     check, _ = score_checkpoint(module, params, checkpoint, subset, source, cache_dir, checkpoint_path)
     start = time.perf_counter()
-    predictions, new_words = score_checkpoint(module, params, checkpoint, dev, source, cache_dir, checkpoint_path)
+    predictions, new_words = score_checkpoint(module, params, checkpoint, dev, source, cache_dir, checkpoint_path,
+                                              progress_printer("whole dev") if verbose else None)
     seconds = time.perf_counter() - start
     out = study_dir / "predictions" / f"{record['family']}-{record['trial']}.dev-all.json"
     write_predictions(predictions, out)
@@ -160,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("SYW_CACHE_DIR", ".cache")))
     args = parser.parse_args(argv)
     try:
-        result = rescore(args.study_dir, args.data_dir, args.cache_dir, args.trial, args.family)
+        result = rescore(args.study_dir, args.data_dir, args.cache_dir, args.trial, args.family, verbose=True)
     except (RescoreError, RecordError, ConfigError, DataError, DataMissingError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
