@@ -2,6 +2,7 @@
 metric against an independent implementation, BiDAF's forward, overfitting, prediction files, the
 reduced study's dry run, and the real files' counts."""
 import dataclasses
+import gzip
 import json
 import os
 from pathlib import Path
@@ -280,13 +281,16 @@ def test_rescore_reproduces_the_recorded_subset_score_and_writes_every_question(
     printed = capsys.readouterr().out
     assert f"selection subset (20 questions): EM {out.metric:.4f}" in printed
     assert f"(recorded EM {out.metric:.4f})" in printed and "whole dev (50 questions)" in printed
-    every = json.loads((tmp_path / "predictions" / "bidaf-0.dev-all.json").read_text(encoding="utf-8"))
+    every = json.loads(gzip.decompress((tmp_path / "predictions" / "bidaf-0.dev-all.json.gz").read_bytes()))
     assert set(every) == {ex.qid for ex in data.dev.examples}
 
 
 def test_write_predictions_round_trips_unicode(tmp_path):
     path = span.write_predictions({"q1": "Zürich — 1920’s", "q2": ""}, tmp_path / "out" / "predictions.json")
     assert json.loads(path.read_text(encoding="utf-8")) == {"q1": "Zürich — 1920’s", "q2": ""}
+    packed = span.write_predictions({"q1": "Zürich — 1920’s", "q2": ""}, tmp_path / "out" / "predictions.json.gz")
+    assert gzip.decompress(packed.read_bytes()) == path.read_bytes()
+    assert span.write_predictions({"q1": "Zürich — 1920’s", "q2": ""}, tmp_path / "again.json.gz").read_bytes() == packed.read_bytes()
 
 
 def test_family_files_and_settings():

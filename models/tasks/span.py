@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gzip
 import json
 import os
 from dataclasses import dataclass
@@ -245,9 +246,12 @@ def _publish(path: str | Path, write: Callable[[Path], object]) -> Path:
 
 def write_predictions(predictions: Mapping[str, str], path: str | Path) -> Path:
     """Write question id -> answer text as JSON (the official evaluation script's prediction file),
-    atomically; return the path."""
-    text = json.dumps(dict(predictions), ensure_ascii=False, indent=0) + "\n"
-    return _publish(path, lambda part: part.write_text(text, encoding="utf-8"))
+    atomically, gzip-compressed (with a fixed timestamp: the same predictions, the same bytes) when
+    ``path`` ends in ``.gz``; return the path."""
+    data = (json.dumps(dict(predictions), ensure_ascii=False, indent=0) + "\n").encode("utf-8")
+    if Path(path).suffix == ".gz":
+        data = gzip.compress(data, mtime=0)
+    return _publish(path, lambda part: part.write_bytes(data))
 
 
 def save_checkpoint(state: Mapping[str, torch.Tensor], vocab: Sequence[str], params: Mapping[str, Any], path: Path) -> Path:

@@ -9,8 +9,9 @@ the vocabulary grows without changing what was trained; the new words are append
 GloVe vectors (a random vector, as any word without one, when GloVe lacks them) and the words it
 knew keep their rows.
 
-Writes ``predictions/<family>-<trial>.dev-all.json`` (question id -> answer text, the official
-evaluation script's input) and prints exact match and F1 on all dev questions, and on the subset
+Writes ``predictions/<family>-<trial>.dev-all.json.gz`` (question id -> answer text, the official
+evaluation script's input once unzipped; compressed because the whole dev set's predictions pass
+the 2 MB a committed file may have) and prints exact match and F1 on all dev questions, and on the subset
 the trial was selected on, predicted as the trial predicted it: that must reproduce the recorded
 value, which checks that the checkpoint is the trial's.
 """
@@ -163,7 +164,7 @@ def rescore(study_dir: Path, data_dir: Path, cache_dir: Path | None, trial: int 
     predictions, new_words = score_checkpoint(module, params, checkpoint, dev, source, cache_dir, checkpoint_path,
                                               progress_printer("whole dev") if verbose else None)
     seconds = time.perf_counter() - start
-    out = study_dir / "predictions" / f"{record['family']}-{record['trial']}.dev-all.json"
+    out = study_dir / "predictions" / f"{record['family']}-{record['trial']}.dev-all.json.gz"
     write_predictions(predictions, out)
     return {"trial": record["trial"], "recorded": record["value"], "new_words": new_words,
             "all": score(predictions, {ex.qid: list(ex.answers) for ex in dev}),
