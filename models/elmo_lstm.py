@@ -158,6 +158,14 @@ class ElmoLstm(nn.Module):
         """Forget the stored states: the next batch starts from zeros."""
         self._states = None
 
+    def carried_states(self) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The stored (h, c), each (layers, 2, rows, dim), or None before the first batch."""
+        return self._states
+
+    def restore_states(self, states: tuple[torch.Tensor, torch.Tensor] | None) -> None:
+        """Carry ``states`` (from :meth:`carried_states`) into the next batch."""
+        self._states = states
+
     def _initial_states(self, x: torch.Tensor, batch: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The stored states of the first ``batch`` rows, first growing the store with zero rows if needed."""
         if self._states is None:

@@ -13,8 +13,11 @@ It writes ``options.json`` and ``weights.hdf5`` with :func:`models.elmo_io.save_
 official layout, read by the same loader), ``weights.hdf5.sha256`` (the BCN trials check and
 record it), ``vocab.txt`` and ``metrics.json`` (held-out perplexity, tokens, time) into
 ``--out`` (default ``$SYW_CACHE_DIR/bilm/<name>``, else ``.cache/bilm/<name>``, outside git).
-A checkpoint is kept there every ``--checkpoint-minutes``; running the same command again goes on
-from it (the LSTM states restart at zero), and stops at ``--tokens`` or after ``--minutes``.
+A checkpoint (weights, optimizer, position, both random states and the LSTM's carried states) is
+kept there every ``--checkpoint-minutes``; running the same command again goes on from it and stops
+at ``--tokens`` or after ``--minutes``. On one machine, one thread and the same torch, training is
+deterministic, so a run stopped and resumed writes the very weights an uninterrupted one does, and
+a study can name the biLM it reads by its sha256 (the BCN's ``elmo_sha256``) and have it rebuilt.
 
 Default size. ``benchmarks/bilm_timing.py`` (whole training steps: forward, backward and Adam on
 64 sentences of 25 words, 20k-word vocabulary, 1,024 sampled candidates; one thread), measured
@@ -152,7 +155,10 @@ class Encoded:
 
 @torch.no_grad()
 def perplexity(model: LanguageModel, sentences: Encoded, batch_size: int = 64) -> float:
-    """exp(mean NLL) of both directions over ``sentences``, full softmax, in eval mode."""
+    """exp(mean NLL) of both directions over ``sentences``, full softmax, in eval mode, the LSTM
+    starting from zero states; training's carried states are put back afterwards."""
+    carried = model.bilm.lstm.carried_states()
+    model.bilm.reset_states()
     model.eval()
     total = count = 0.0
     for start in range(0, len(sentences), batch_size):
@@ -160,6 +166,7 @@ def perplexity(model: LanguageModel, sentences: Encoded, batch_size: int = 64) -
         total += F.cross_entropy(model.softmax(states), targets, reduction="sum").item()
         count += len(targets)
     model.train()
+    model.bilm.lstm.restore_states(carried)
     return math.exp(total / count)
 
 
@@ -202,6 +209,7 @@ def pretrain(args: argparse.Namespace) -> Path:
               "batch_size": args.batch_size, "samples": args.samples, "lr": args.lr, "seed": args.seed}
     state = {"step": 0, "tokens": 0, "epoch": 0, "position": 0, "seconds": 0.0}
     checkpoint = out / "checkpoint.pt"
+    generator = torch.Generator().manual_seed(args.seed * 7919)  # the softmax's candidates
     if checkpoint.is_file():
         saved = torch.load(checkpoint, weights_only=False)
         if saved["config"] != config:
@@ -212,18 +220,21 @@ def pretrain(args: argparse.Namespace) -> Path:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         state = saved["state"]
+        torch.set_rng_state(saved["rng"])
+        generator.set_state(saved["generator"])
+        model.bilm.lstm.restore_states(saved["lstm_states"])
         print(f"going on from {checkpoint}: step {state['step']}, {state['tokens']:,} tokens", flush=True)
     print(f"corpus: {'; '.join(corpus.sources)}: {corpus.train_tokens:,} training tokens, {len(heldout)} held-out "
           f"sentences; vocabulary {len(vocab):,}; biLM {sum(p.numel() for p in model.bilm.parameters()):,} weights "
           f"+ softmax {model.softmax.weight.numel():,}; target {args.tokens:,} tokens; {args.threads} threads", flush=True)
-    generator = torch.Generator().manual_seed(args.seed * 7919 + state["step"])
     run_start = last_save = window_start = time.perf_counter()
     seconds_before, window_tokens, window_loss, window_steps, order = state["seconds"], 0, 0.0, 0, None
 
     def save() -> None:
         state["seconds"] = seconds_before + time.perf_counter() - run_start
-        torch.save({"config": config, "model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state},
-                   checkpoint.with_suffix(".tmp"))
+        torch.save({"config": config, "model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state,
+                    "rng": torch.get_rng_state(), "generator": generator.get_state(),
+                    "lstm_states": model.bilm.lstm.carried_states()}, checkpoint.with_suffix(".tmp"))
         checkpoint.with_suffix(".tmp").replace(checkpoint)
 
     model.train()

@@ -127,3 +127,19 @@ def test_sampled_softmax_training_learns(tmp_path, capsys):
           "--tokens", "6000", "--samples", "16"])
     losses = logged_losses(capsys.readouterr().out)
     assert sum(losses[-10:]) / 10 < 0.75 * losses[0], losses
+
+
+def test_a_resumed_run_writes_the_weights_an_uninterrupted_one_does(tmp_path, capsys):
+    """Sampled softmax and dropout draw random numbers and the LSTM carries states across batches:
+    the checkpoint keeps all three, and held-out evaluations at checkpoints leave training as it was."""
+    data_dir, squad = write_corpus(tmp_path)
+    common = ["--data-dir", str(data_dir), "--squad-file", str(squad), *TINY, "--samples", "16"]
+    main(["--out", str(tmp_path / "whole"), *common, "--tokens", "4000"])
+    main(["--out", str(tmp_path / "parts"), *common, "--tokens", "2000"])
+    main(["--out", str(tmp_path / "parts"), *common, "--tokens", "4000", "--checkpoint-minutes", "0"])
+    out = capsys.readouterr().out
+    assert out.count("checkpoint ") > 10  # a held-out evaluation after every step of the second part
+    whole, parts = (json.loads((tmp_path / name / "metrics.json").read_text()) for name in ("whole", "parts"))
+    assert whole["steps"] == parts["steps"] and whole["tokens"] == parts["tokens"]
+    assert whole["weights_sha256"] == parts["weights_sha256"]
+    assert whole["heldout_perplexity"] == parts["heldout_perplexity"]
