@@ -23,6 +23,7 @@ from experiments.context import TrialContext, TrialOutcome
 from experiments.settings import resolve
 from models.bilm import BiLm, BiLmOptions
 from models.elmo import Elmo
+from data.download import DataError
 from models.elmo_io import load_bilm, resolve_elmo, weights_sha256
 from models.modules import (LstmEncoder, Maxout, SelfAttentivePooling, dot_similarity, feedforward_from, masked_max,
                             masked_mean, masked_min, masked_softmax, weighted_sum)
@@ -38,6 +39,8 @@ SETTINGS = {
     "optimizer": {"values": ["adam"]},
     # the biLM: models.elmo_io.OFFICIAL_NAME, or a folder under the cache folder (null: GloVe only)
     "elmo": {"type": "str", "null": True, "default": None},
+    # the sha256 the biLM's weights must have (null: any): a study pins the biLM it was run with
+    "elmo_sha256": {"type": "str", "null": True, "default": None},
     "freeze_elmo": {"type": "bool", "default": True},
     "use_integrator_output_elmo": {"type": "bool", "default": False},
     "elmo_dropout": {**_DROPOUT, "default": 0.0},  # after the scalar mixes; the authors' config: 0.0
@@ -177,6 +180,10 @@ def train(params: Mapping[str, Any], ctx: TrialContext) -> TrialOutcome:
         return TASK.run(params, ctx, data, lambda: build(params, data))
     options, weights = resolve_elmo(params["elmo"], ctx.data_dir, ctx.cache_dir)
     sha256 = weights_sha256(weights)
+    if params["elmo_sha256"] not in (None, sha256):
+        raise DataError(f"{weights}: sha256 {sha256}, but the family's elmo_sha256 is {params['elmo_sha256']}: not "
+                        "the biLM its trials were run with; rebuild that one with the command in the family file "
+                        "(`python -m models.pretrain_bilm` is deterministic on one machine), or change elmo_sha256")
     data = prepare(data)
     outcome = TASK.run(params, ctx, data, lambda: build(params, data, load_bilm(options, weights)))
     return dataclasses.replace(outcome, inputs_sha256={**outcome.inputs_sha256, "elmo_weights": sha256})

@@ -170,6 +170,9 @@ def test_trial_records_the_sha256_of_the_bilm_it_read(tmp_path):
     assert outcome.inputs_sha256 == {"elmo_weights": sha}
     assert outcome.epochs_run == 1 and 0.0 <= outcome.metric <= 1.0
     assert bcn.train({**params, "elmo": None, "use_integrator_output_elmo": False}, ctx).__class__.__name__ == "TrialOutcome"
+    assert bcn.train({**params, "elmo_sha256": sha}, ctx).inputs_sha256 == {"elmo_weights": sha}
+    with pytest.raises(DataError, match=rf"weights\.hdf5: sha256 {sha}, but the family's elmo_sha256 is {'1' * 64}: "):
+        bcn.train({**params, "elmo_sha256": "1" * 64}, ctx)
 
 
 def test_changed_weights_and_missing_bilm_stop_the_trial(tmp_path):
