@@ -11,6 +11,7 @@ The estimators of Dodge et al. (2019), section 3, and the ones built around them
 from analysis.bands import confidence_bands
 from analysis.budget import (
     Crossover,
+    Lead,
     bootstrap_overtake,
     budget_to_reach,
     crossovers,
@@ -18,6 +19,7 @@ from analysis.budget import (
     prob_beats,
     time_axis,
     time_crossovers,
+    time_leaders,
 )
 from analysis.expected_max import (
     bootstrap_expected_max,
@@ -29,6 +31,7 @@ from analysis.expected_max import (
 
 __all__ = [
     "Crossover",
+    "Lead",
     "bootstrap_expected_max",
     "bootstrap_overtake",
     "budget_to_reach",
@@ -42,4 +45,5 @@ __all__ = [
     "prob_beats",
     "time_axis",
     "time_crossovers",
+    "time_leaders",
 ]

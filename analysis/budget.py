@@ -141,6 +141,46 @@ def time_crossovers(
     return _changes(grid[ok], _leaders(va[ok], vb[ok], names, maximize))
 
 
+@dataclass(frozen=True)
+class Lead:
+    """``leader`` has the highest expected best value from ``start`` until ``end`` (seconds)."""
+
+    start: float
+    end: float
+    leader: str
+
+
+def time_leaders(curves: dict[str, tuple[Sequence[float], float]], *, maximize: bool = True) -> list[Lead]:
+    """Which family leads at each wall time when every family spends it alone (Figs. 2 and 4).
+
+    ``curves`` maps a family to its Eq. 8 curve (n = 1..N) and its mean trial duration; at time t a
+    family's value is its curve at floor(t / duration) trials (none before its first trial), and a
+    family whose N trials are spent keeps its value at N: Eq. 8 never falls as n grows, so that is
+    a lower bound on what more trials would give. The intervals run from the first finished trial
+    of any family to the end of the longest curve; a tie keeps the current leader.
+    """
+    names = list(curves)
+    arrays = {k: np.asarray(c, dtype=float) for k, (c, _) in curves.items()}
+    grid = np.unique(np.concatenate([time_axis(arrays[k].size, d) for k, (_, d) in curves.items()]))
+    values = np.vstack([_step(arrays[k], curves[k][1], np.minimum(grid, arrays[k].size * curves[k][1])) for k in names])
+    oriented = np.where(np.isnan(values), -np.inf, values if maximize else -values)
+    leads: list[Lead] = []
+    for i, at in enumerate(grid):
+        best = oriented[:, i].max()
+        if not np.isfinite(best):
+            continue
+        tied = {names[j] for j in np.flatnonzero(oriented[:, i] == best)}
+        if leads and leads[-1].leader in tied:
+            continue
+        leader = next(k for k in names if k in tied)
+        if leads:
+            leads[-1] = Lead(leads[-1].start, at.item(), leads[-1].leader)
+        leads.append(Lead(at.item(), at.item(), leader))
+    if leads:
+        leads[-1] = Lead(leads[-1].start, grid[-1].item(), leads[-1].leader)
+    return leads
+
+
 def prob_beats(scores_a, scores_b, n_a: int, n_b: int | None = None, *, maximize: bool = True) -> float:
     """P(best of n_a draws from A beats best of n_b draws from B), ties counted as one half.
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import budget_to_reach, crossovers, time_crossovers
+from analysis import budget_to_reach, crossovers, time_crossovers, time_leaders
 from analysis.budget import RULE
 from experiments.units import human_duration
 from figures.sources import Group
@@ -47,10 +47,30 @@ def budget_rows(spec: FigureSpec, groups: list[Group], source: str) -> pd.DataFr
         if a.mean_duration and b.mean_duration:
             for c in time_crossovers(curves[a.family], a.mean_duration, curves[b.family], b.mean_duration, (a.family, b.family)):
                 rows.append(dict(family=f"{c.leader} over {c.previous}", statistic="crossover_time", target=None, trials=None, seconds=c.at, value=None))
+    for lead in leads_by_time(spec, groups):
+        rows += [dict(family=lead.leader, statistic=f"lead_{edge}", target=None, trials=None, seconds=at, value=None)
+                 for edge, at in (("start", lead.start), ("end", lead.end))]
     frame = pd.DataFrame(rows)
     frame.insert(0, "study", spec.study)
     frame.insert(1, "source", source)
     return frame
+
+
+def leads_by_time(spec: FigureSpec, groups: list[Group]) -> list:
+    """:func:`analysis.time_leaders` over the families of a time-axis figure (none with fewer than two timed)."""
+    if spec.x != "time":
+        return []
+    timed = {g.family: (g.curve()[1], g.mean_duration) for g in groups if g.mean_duration}
+    return time_leaders(timed) if len(timed) > 1 else []
+
+
+def leads_text(spec: FigureSpec, groups: list[Group]) -> str:
+    """One sentence: which family leads over which stretch of wall time."""
+    labels, leads = {g.family: g.label for g in groups}, leads_by_time(spec, groups)
+    spans = [f"{labels[x.leader]} from {human_duration(x.start)}" + (f" to {human_duration(x.end)}" if i < len(leads) - 1 else
+             f" on (the longest curve ends at {human_duration(x.end)})") for i, x in enumerate(leads)]
+    return ("Leader by time (each family spending the time alone; a family whose N trials are spent keeps its value "
+            "at N): " + "; ".join(spans) + ".")
 
 
 def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source: str) -> str:
@@ -80,6 +100,8 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
         leader, previous = row.family.split(" over ")
         where = f"n = {int(row.trials)} trials" if row.statistic == "crossover_trials" else f"t = {human_duration(row.seconds)}"
         out.append(f"- {labels[leader]} over {labels[previous]} at {where}")
+    if leads_by_time(spec, groups):
+        out += ["", leads_text(spec, groups)]
     if spec.number in PAPER_CLAIMS:
         out += ["", "The paper says: " + "; ".join(PAPER_CLAIMS[spec.number]) + "."]
     return "\n".join(out) + "\n"
@@ -117,6 +139,10 @@ def write(sections: list[tuple[FigureSpec, list[Group]]], source: str, folder: P
         texts.append(markdown(spec, groups, frame, source))
         if theirs and spec.number in theirs and spec.references:
             texts.append(beside_theirs(spec, groups, theirs[spec.number]))
+        if theirs and spec.number in theirs and leads_by_time(spec, groups):
+            other = theirs[spec.number]
+            texts.append("The authors' trials: " + (f"({other})" if isinstance(other, str) else
+                                                    leads_text(spec, other).replace("Leader by time", "leader by time")) + "\n")
     folder.mkdir(parents=True, exist_ok=True)
     csv, md = folder / f"budgets_{source}.csv", folder / f"budgets_{source}.md"
     pd.concat(frames, ignore_index=True).to_csv(csv, index=False, float_format="%.6g")

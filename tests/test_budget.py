@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from analysis import Crossover, budget_to_reach, crossovers, prob_beats, time_axis, time_crossovers
+from analysis import Crossover, Lead, budget_to_reach, crossovers, prob_beats, time_axis, time_crossovers, time_leaders
 
 
 def test_budget_to_reach_first_hit():
@@ -47,6 +47,20 @@ def test_time_crossovers_known_answer():
     # B has no trial before 2 s, so A's lead at 1 s is not a comparison; on the trial axis B leads to n = 3
     assert crossovers(a, b, ("A", "B")) == [Crossover(at=3, leader="A", previous="B")]
     assert time_crossovers(b, 2.0, a, 1.0, ("B", "A")) == [Crossover(at=3.0, leader="A", previous="B")]
+
+
+def test_time_leaders_known_answer():
+    a = ([0.5, 0.6, 0.7], 1.0)  # spent at 3 s, then held at 0.7
+    b = ([0.65, 0.75], 2.0)
+    c = ([0.4, 0.9], 3.0)
+    # grid 1, 2, 3, 4, 6 s: A alone; B .65 > A .6; A .7 > B .65; B .75 > A's held .7; C .9
+    expected = [Lead(1.0, 2.0, "A"), Lead(2.0, 3.0, "B"), Lead(3.0, 4.0, "A"), Lead(4.0, 6.0, "B"), Lead(6.0, 6.0, "C")]
+    assert time_leaders({"A": a, "B": b, "C": c}) == expected
+    flipped = {k: ([1 - v for v in curve], d) for k, (curve, d) in {"A": a, "B": b, "C": c}.items()}
+    assert time_leaders(flipped, maximize=False) == expected
+    # a tie keeps the leader; the pairwise crossovers agree where only two families compete
+    assert time_leaders({"A": ([0.5, 0.6], 1.0), "B": ([0.6, 0.6], 2.0)}) == [Lead(1.0, 4.0, "A")]
+    assert [x.at for x in time_crossovers(*a, *b, ("A", "B"))] == [3.0]
 
 
 def test_prob_beats():
