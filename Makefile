@@ -69,7 +69,7 @@ bench-runner: env
 bench-ray-start: env
 	$(PY) benchmarks/ray_start.py
 
-.PHONY: bench-lr bench-cnn bench-cnn-batching bench-scitail bench-bidaf bench-bcn bench-bilm bench-elmo
+.PHONY: bench-lr bench-cnn bench-cnn-batching bench-scitail bench-bidaf bench-bcn bench-bilm bench-elmo bench-denormals
 bench-lr: env
 	$(PY) benchmarks/lr_study.py
 
@@ -93,3 +93,6 @@ bench-bilm: env
 
 bench-elmo: env
 	$(PY) benchmarks/elmo_speed.py
+
+bench-denormals: env
+	$(PY) benchmarks/denormals.py

@@ -24,6 +24,7 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
 from experiments.context import TrialContext  # noqa: E402
 from experiments.settings import resolve  # noqa: E402
 from experiments.space import load_family, study_config, trial_seed  # noqa: E402
@@ -47,6 +48,8 @@ def main() -> None:
                         help="time this fraction of an epoch's training batches (they come in random order) and scale up")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    rate = matmul_gflops()
+    print(f"matrix products: {rate:.1f} GFLOP/s on one thread", flush=True)
     config = study_config(args.study)
     cache_dir = Path(os.environ.get("SYW_CACHE_DIR") or REPO / ".cache")
     data_dir = Path(os.environ.get("SYW_DATA_DIR") or REPO / ".data")
@@ -69,22 +72,36 @@ def main() -> None:
             batches = list(sentence.training_batches(data.train, params, torch.Generator().manual_seed(0)))
             batches = batches[:max(1, round(args.fraction * len(batches)))]
             dev = sentence.evaluation_batches(data.dev, params)
-            wall, cpu = time.perf_counter(), time.process_time()
             model.train()
-            for batch in batches:
-                optimizer.zero_grad()
-                model(**batch)["loss"].backward()
-                optimizer.step()
-            train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
+            step_flops = pass_flops(model, lambda: model(**batches[0])["loss"].backward(), backward=True)
+            optimizer.zero_grad()
+            per_token = step_flops / tokens(batches[0])
+
+            def train() -> None:
+                for batch in batches:
+                    optimizer.zero_grad()
+                    model(**batch)["loss"].backward()
+                    optimizer.step()
+
+            train_cpu, train_wall = clock(train)
             model.eval()
             with torch.no_grad():
+                eval_cpu, eval_wall = clock(lambda: sentence.accuracy(model, dev))
                 accuracy = sentence.accuracy(model, dev)["accuracy"]
-            wall = train_wall / args.fraction + time.perf_counter() - wall - train_wall
-            cpu = train_cpu / args.fraction + time.process_time() - cpu - train_cpu
+            cpu, wall = train_cpu / args.fraction + eval_cpu, train_wall / args.fraction + eval_wall
+            epoch_tokens = sum(tokens(b) for b in batches) / args.fraction
+            flops = per_token * epoch_tokens + per_token / 3 * sum(tokens(b) for b in dev)
             share = "" if bilm is None else f", of which the biLM alone {bilm_seconds(bilm, batches, params) / args.fraction:.1f}"
             sizes = ", ".join(f"{k}={params[k]}" for k in SIZES if k in params)
-            print(f"{stem} trial {index}: {wall:.1f} s wall, {cpu:.1f} CPU s per epoch{share} (dev accuracy after "
-                  f"{args.fraction:g} epoch {accuracy:.3f}; {sizes})", flush=True)
+            print(f"{stem} trial {index}: {wall:.1f} s wall, {cpu:.1f} CPU s per epoch{share}; {epoch_tokens / train_cpu * args.fraction:,.0f} "
+                  f"training tokens per CPU s; trial ~{cpu * params['epochs'] / 60:.1f} min ({params['epochs']} epochs); "
+                  f"~{flops / 1e9:.0f} GFLOP per epoch = {flops / cpu / 1e9 / rate:.0%} of the matrix-product rate "
+                  f"(dev accuracy after {args.fraction:g} epoch {accuracy:.3f}; {sizes})", flush=True)
+
+
+def tokens(batch: dict) -> int:
+    """The words of a batch (padding excluded)."""
+    return int(batch["tokens"].ne(0).sum())
 
 
 def bilm_seconds(bilm: BiLm, batches: list[dict], params: dict) -> float:

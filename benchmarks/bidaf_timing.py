@@ -20,16 +20,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import torch
 from torch import nn
-from torch.utils.flop_counter import FlopCounterMode
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
 from experiments.context import TrialContext  # noqa: E402
 from experiments.settings import resolve  # noqa: E402
 from experiments.space import load_family, study_config, trial_seed  # noqa: E402
@@ -42,23 +41,16 @@ LSTMS = (("phrase", "phrase_layer", "phrase_layers"), ("modeling", "modeling_lay
 
 
 def flops(model: nn.Module, batch: dict, train: bool) -> float:
-    """FLOPs of one forward (and, with ``train``, backward) pass: the counter's plus the LSTMs'."""
-    lstm = [0.0]
-
-    def count(module: nn.LSTM, inputs: tuple, _output) -> None:
-        batch_size, steps, size = inputs[0].shape
-        hidden = module.hidden_size
-        lstm[0] += 8 * hidden * (size + hidden) * batch_size * steps * module.num_layers * (2 if module.bidirectional else 1)
-
-    hooks = [m.register_forward_hook(count) for m in model.modules() if isinstance(m, nn.LSTM)]
+    """FLOPs of one forward (and, with ``train``, backward) pass over ``batch``."""
     model.train(train)
-    with FlopCounterMode(display=False) as counter, torch.set_grad_enabled(train):
-        out = model(**batch)
-        if train:
-            out["loss"].backward()
-    for hook in hooks:
-        hook.remove()
-    return counter.get_total_flops() + lstm[0] * (3 if train else 1)
+
+    def work() -> None:
+        with torch.set_grad_enabled(train):
+            out = model(**batch)
+            if train:
+                out["loss"].backward()
+
+    return pass_flops(model, work, train)
 
 
 def tokens(batch: dict) -> int:
@@ -68,13 +60,6 @@ def tokens(batch: dict) -> int:
 def inputs(batch: dict) -> dict:
     """A batch without its targets (what evaluation feeds the model)."""
     return {k: v for k, v in batch.items() if k not in ("span_start", "span_end", "rows")}
-
-
-def clock(work) -> tuple[float, float]:
-    """CPU seconds of this process (the time a trial with a core to itself would take) and wall seconds."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    work()
-    return time.process_time() - cpu, time.perf_counter() - wall
 
 
 def main() -> None:
@@ -92,8 +77,7 @@ def main() -> None:
     data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
     dataset = study_config(args.study)["dataset"]
     family = load_family(args.family, name="bidaf")
-    a, b = torch.randn(512, 512), torch.randn(512, 512)
-    rate = 2 * 512**3 * 20 / clock(lambda: [a @ b for _ in range(20)])[0] / 1e9
+    rate = matmul_gflops()
     print(f"matrix products: {rate:.1f} GFLOP/s on one thread; data: {dataset}")
     reached, rows = [], []
     for index in range(max(args.trials, args.estimate)):

@@ -2,7 +2,9 @@
 training steps (forward, backward, Adam) on 64 sentences of 25 words from a 20,000-word
 vocabulary with 1,024 sampled softmax candidates, by wall clock and per CPU second of this process
 (on a busy machine, one thread's CPU time is what an idle core would take; with 2 threads an idle
-machine's wall rate lies between the CPU-second rate and twice it). Usage:
+machine's wall rate lies between the CPU-second rate and twice it), and the FLOPs per token (torch's
+counter over the character CNN, the LSTM's products and the sampled softmax, forward and backward)
+against this core's matrix-product rate. Usage:
 
     .venv/bin/python benchmarks/bilm_timing.py [--steps N] [--threads 1 2]
 """
@@ -11,13 +13,13 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
 from models.pretrain_bilm import Encoded, LanguageModel, bilm_options  # noqa: E402
 
 SIZES = [(512, 128, 4), (256, 64, 8), (128, 32, 16)]  # cell, projection, filter divisor
@@ -33,6 +35,7 @@ def main() -> None:
     words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 10))) for _ in range(VOCAB)]
     sentences = [[rng.choice(words) for _ in range(LENGTH)] for _ in range(BATCH)]
     data = Encoded(sentences, {w: i for i, w in enumerate(words)})
+    rate = matmul_gflops()
     for cell, projection, divisor in SIZES:
         for threads in args.threads:
             torch.set_num_threads(threads)
@@ -47,15 +50,15 @@ def main() -> None:
                 loss.backward()
                 optimizer.step()
 
+            flops = pass_flops(model, lambda: model.loss(*data.batch(list(range(BATCH))), SAMPLES).backward(), backward=True)
             step()
-            wall, cpu = time.perf_counter(), time.process_time()
-            for _ in range(args.steps):
-                step()
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            cpu, wall = clock(lambda: [step() for _ in range(args.steps)])
             tokens = BATCH * LENGTH * args.steps
             print(f"cell {cell}, projection {projection}, {options.n_filters} char filters, {threads} thread(s): "
                   f"{tokens / wall:,.0f} tokens/s wall, {tokens / cpu:,.0f} tokens per CPU second "
-                  f"({sum(p.numel() for p in model.bilm.parameters()):,} biLM weights)", flush=True)
+                  f"({sum(p.numel() for p in model.bilm.parameters()):,} biLM weights); {flops / BATCH / LENGTH / 1e6:.1f} "
+                  f"MFLOP per token = {flops * args.steps / cpu / 1e9 / rate:.0%} of the matrix-product rate "
+                  f"({rate:.0f} GFLOP/s)", flush=True)
 
 
 if __name__ == "__main__":

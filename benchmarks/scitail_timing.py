@@ -19,26 +19,16 @@ import time
 from pathlib import Path
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.flops import matmul_gflops, pass_flops  # noqa: E402
 from experiments.context import TrialContext  # noqa: E402
 from experiments.settings import resolve  # noqa: E402
 from experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from models.tasks import pair  # noqa: E402
 from models.trainer import build_optimizer, seed_everything  # noqa: E402
-
-
-def matmul_gflops(n: int = 512, repeat: int = 20) -> float:
-    """This core's fp32 matrix-product rate (GFLOP/s, 2 FLOP per multiply-add)."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    a @ b
-    start = time.perf_counter()
-    for _ in range(repeat):
-        a @ b
-    return 2 * n**3 * repeat / (time.perf_counter() - start) / 1e9
 
 
 def main() -> None:
@@ -66,9 +56,8 @@ def main() -> None:
             model = module.build(params, data)
             optimizer = build_optimizer(model, params)
             batches = list(pair.training_batches(data.train, params, torch.Generator().manual_seed(0)))
-            with FlopCounterMode(display=False) as counter:
-                model(**batches[0])["loss"].backward()
-            flops = counter.get_total_flops() * len(batches) + counter.get_total_flops() / 3 * len(data.dev.labels) / len(batches[0]["label"])
+            step = pass_flops(model, lambda: model(**batches[0])["loss"].backward(), backward=True)
+            flops = step * len(batches) + step / 3 * len(data.dev.labels) / len(batches[0]["label"])
             start = time.perf_counter()
             for _ in range(args.epochs):
                 model.train()

@@ -1,0 +1,28 @@
+"""benchmarks/flops.py: the FLOP counts behind the benchmarks' efficiency estimates, by hand."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
+
+from benchmarks.flops import lstm_flops, matmul_gflops, pass_flops
+
+
+def test_lstm_flops_count_every_layer_and_direction_by_hand():
+    lstm = nn.LSTM(10, 20, num_layers=2, bidirectional=True, batch_first=True)
+    x = torch.randn(3, 7, 10)
+    per_position = 2 * (8 * 20 * (10 + 20) + 8 * 20 * (40 + 20))  # layer 2 reads both directions' 40
+    assert lstm_flops(lstm, x) == 21 * per_position
+    assert lstm_flops(lstm, pack_padded_sequence(x, [7, 5, 2], batch_first=True)) == 14 * per_position
+
+
+def test_pass_flops_add_the_lstms_the_counter_misses():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.LSTM(4, 6, batch_first=True))
+    head = nn.Linear(6, 2)
+    x = torch.randn(5, 3, 4)
+    lstm = 8 * 6 * (4 + 6) * 15
+    assert pass_flops(model, lambda: head(model(x)[0]), backward=False) == lstm + 2 * 6 * 2 * 15
+    # backward: the linear layer's two products (input and weight gradients), the LSTM's twice its forward
+    assert pass_flops(model, lambda: head(model(x)[0]).sum().backward(), backward=True) == 3 * lstm + 3 * 2 * 6 * 2 * 15
+    assert matmul_gflops(n=64, repeat=2) > 0
