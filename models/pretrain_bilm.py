@@ -7,7 +7,8 @@ predicts token t+1, its backward half token t-1, boundary tokens included) with 
 shared by both directions: sampled (log-uniform candidates over the frequency-ordered vocabulary,
 with the expected-count correction and accidental hits removed) or full (``--samples 0``). Dropout
 0.1 on the top layer before the softmax; Adam; gradient norm clipped at 5. The LSTM keeps its
-states across batches as it will downstream. Text: :mod:`data.bilm_corpus`.
+states across batches as it will downstream. Text: :mod:`data.bilm_corpus` (SQuAD paragraphs and SST
+sentences; with ``--text FILE [--language CODE]`` your own, for an ELMo of your domain or language).
 
 It writes ``options.json`` and ``weights.hdf5`` with :func:`models.elmo_io.save_bilm` (the
 official layout, read by the same loader), ``weights.hdf5.sha256`` (the BCN trials check and
@@ -53,7 +54,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from data.bilm_corpus import build_vocabulary, read_corpus
+from data.bilm_corpus import build_vocabulary, read_corpus, read_text_corpus
 from data.download import DataError, DataMissingError, file_digest
 from models.bilm import BiLm, BiLmOptions
 from models.elmo_chars import MAX_WORD_LENGTH, word_to_char_ids
@@ -174,9 +175,9 @@ class CheckpointMismatch(ValueError):
     """The checkpoint in ``--out`` belongs to another model, corpus or training setting."""
 
 
-def default_out(options: BiLmOptions) -> Path:
+def default_out(options: BiLmOptions, corpus: str = "sst_squad") -> Path:
     """``$SYW_CACHE_DIR/bilm/<name>`` (else ``.cache/...``), the name saying the data and the size."""
-    name = f"sst_squad_c{options.cell_dim}_p{options.projection_dim}_f{options.n_filters}"
+    name = f"{corpus}_c{options.cell_dim}_p{options.projection_dim}_f{options.n_filters}"
     return Path(os.environ.get("SYW_CACHE_DIR") or ".cache") / "bilm" / name
 
 
@@ -194,8 +195,12 @@ def pretrain(args: argparse.Namespace) -> Path:
     """Train (or go on training) the biLM that ``args`` describe; write it; return its folder."""
     torch.set_num_threads(args.threads)
     options = bilm_options(args.cell_dim, args.projection_dim, args.filter_divisor)
-    out = Path(args.out or default_out(options))
-    corpus = read_corpus(args.data_dir, args.heldout_articles, args.max_length, args.squad_file)
+    if args.text is not None:
+        out = Path(args.out or default_out(options, args.text.stem))
+        corpus = read_text_corpus(args.text, args.heldout_articles, args.max_length, args.language)
+    else:
+        out = Path(args.out or default_out(options))
+        corpus = read_corpus(args.data_dir, args.heldout_articles, args.max_length, args.squad_file)
     out.mkdir(parents=True, exist_ok=True)
     vocab = build_vocabulary(corpus.train, args.min_count)
     word_index = {word: i for i, word in enumerate(vocab)}
@@ -298,6 +303,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heldout-sentences", type=int, default=500)
     parser.add_argument("--squad-file", type=Path, default=None,
                         help="a SQuAD-format file to read instead of <data-dir>/squad's train file (no md5 check)")
+    parser.add_argument("--text", type=Path, default=None,
+                        help="pretrain on your own UTF-8 text instead (paragraphs one per line, documents separated by "
+                             "blank lines; --heldout-articles then counts documents)")
+    parser.add_argument("--language", default="en", help="spaCy language code of --text's tokenizer (spacy.blank)")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--log-every", type=int, default=50)

@@ -384,6 +384,18 @@ CASES: list[Case] = [
     Case("pretrain-bilm-squad-file-missing", {},
          lambda t: cli("models.pretrain_bilm", "--out", f"{t}/b", "--data-dir", str(t), "--squad-file", f"{t}/nope.json"),
          2, r"^error: {t}/nope\.json not found: give a SQuAD v1\.1 file"),
+    Case("pretrain-bilm-text-not-utf8", {"c.txt": b"caf\xe9 au lait\n"},
+         lambda t: cli("models.pretrain_bilm", "--out", f"{t}/b", "--text", f"{t}/c.txt"),
+         2, r"^error: {t}/c\.txt: not UTF-8 text \(byte 3\)"),
+    Case("pretrain-bilm-text-empty", {"c.txt": "\n  \n"},
+         lambda t: cli("models.pretrain_bilm", "--out", f"{t}/b", "--text", f"{t}/c.txt"),
+         2, r"^error: {t}/c\.txt: no text: give paragraphs one per line"),
+    Case("pretrain-bilm-text-too-few-documents", {"c.txt": "One document.\nStill the same one.\n"},
+         lambda t: cli("models.pretrain_bilm", "--out", f"{t}/b", "--text", f"{t}/c.txt", "--heldout-articles", "1"),
+         2, r"^error: {t}/c\.txt: 1 document\(s\), so --heldout-articles must be between 1 and 0 \(got 1\)"),
+    Case("pretrain-bilm-squad-too-few-articles", {"s.json": json.dumps({"data": [{"paragraphs": [{"context": "A b."}]}]})},
+         lambda t: cli("models.pretrain_bilm", "--out", f"{t}/b", "--data-dir", str(t), "--squad-file", f"{t}/s.json"),
+         2, r"^error: {t}/s\.json: 1 article\(s\), so --heldout-articles must be between 1 and 0 \(got 4\)"),
 ]
 
 

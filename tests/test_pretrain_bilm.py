@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from data.bilm_corpus import build_vocabulary, pieces, read_corpus
+from data.bilm_corpus import build_vocabulary, pieces, read_corpus, read_text_corpus, text_documents
 from data.download import file_digest
 from models.elmo_io import load_bilm, options_from_json, options_to_json, weights_sha256
 from models.pretrain_bilm import (Encoded, LanguageModel, bilm_options, log_uniform_log_q, main,
@@ -143,3 +143,18 @@ def test_a_resumed_run_writes_the_weights_an_uninterrupted_one_does(tmp_path, ca
     assert whole["steps"] == parts["steps"] and whole["tokens"] == parts["tokens"]
     assert whole["weights_sha256"] == parts["weights_sha256"]
     assert whole["heldout_perplexity"] == parts["heldout_perplexity"]
+
+
+def test_pretraining_on_your_own_text_in_another_language(tmp_path, capsys):
+    paragraphs = ["Der Fluss fließt ins Meer.", "Ein Dorf liegt am Fluss (nicht weit vom Meer).", "Boote fahren zum Dorf."]
+    text = tmp_path / "mein_korpus.txt"
+    text.write_text("\n\n".join("\n".join(paragraphs[k:] + paragraphs[:k]) for k in range(3)) + "\n", encoding="utf-8")
+    assert [len(d) for d in text_documents(text)] == [3, 3, 3]
+    corpus = read_text_corpus(text, heldout_documents=1, language="de")
+    assert ["Ein", "Dorf", "liegt", "am", "Fluss", "-LRB-", "nicht", "weit", "vom", "Meer", "-RRB-", "."] in corpus.train
+    assert len(corpus.train) == 6 and len(corpus.heldout) == 3 and "spacy.blank('de')" in corpus.sources[0]
+    out = tmp_path / "bilm"
+    assert main(["--out", str(out), "--text", str(text), "--language", "de", *TINY, "--heldout-articles", "1",
+                 "--tokens", "300", "--samples", "0"]) == 0
+    assert "mein_korpus.txt (2 documents for training, 1 held out" in capsys.readouterr().out
+    assert load_bilm(out / "options.json", out / "weights.hdf5").options == bilm_options(16, 8, 32)
