@@ -48,6 +48,9 @@ TRAINING_SETTINGS = {
     # epochs the exponential decay starts late: AllenNLP stepped it with the finished epoch's index,
     # so epochs 0 and 1 both ran at the base rate (lag 1, spec §0)
     "scheduler_lag": {"type": "int", "min": 0, "default": 0},
+    # subnormal floats flushed to zero on this trial's thread (torch.set_flush_denormal): on x86 CPUs
+    # arithmetic on them is many times slower, a cost GPUs do not pay (benchmarks/denormals.py)
+    "flush_denormal": {"type": "bool", "default": False},
 }
 
 
@@ -126,9 +129,10 @@ def train_model(build: Callable[[], nn.Module], train_batches_fn: Callable[[int]
     patience and clipping that ``params`` (:data:`TRAINING_SETTINGS`) name.
 
     Trials run side by side, one per core, so torch uses one thread unless ``SYW_TORCH_THREADS``
-    says otherwise.
+    says otherwise; ``flush_denormal`` applies to that thread.
     """
     torch.set_num_threads(max(1, int(os.environ.get("SYW_TORCH_THREADS", 1))))
+    torch.set_flush_denormal(bool(params.get("flush_denormal", False)))  # set either way: workers run many trials
     seed_everything(seed)
     model = build().to(device)
     optimizer = build_optimizer(model, params)

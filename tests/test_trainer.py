@@ -159,3 +159,20 @@ def test_train_model_seeds_builds_and_reads_the_settings():
     assert first.best_metric == second.best_metric and first.epochs_run == 3
     with pytest.raises(ValueError, match="unknown optimizer 'sgd'"):
         train_model(build, batches, lambda m: 0.0, {**params, "optimizer": "sgd"}, seed=3)
+
+
+def test_flush_denormal_is_set_for_each_trial_either_way():
+    subnormal = torch.tensor([1e-40])
+    seen = []
+
+    def build():
+        seen.append(float(subnormal * 1.0))  # 0.0 when subnormals are flushed
+        return Regression()
+
+    params = {"epochs": 1, "patience": None, "optimizer": "adam", "lr": 0.1, "scheduler": None}
+    try:
+        train_model(build, batches, lambda m: 0.0, {**params, "flush_denormal": True}, seed=0)
+        train_model(build, batches, lambda m: 0.0, params, seed=0)  # a worker's next trial, default off
+    finally:
+        torch.set_flush_denormal(False)
+    assert seen == [0.0, pytest.approx(1e-40, rel=1e-3)]
