@@ -1,19 +1,28 @@
-"""Seconds per epoch of whole trials with subnormal floats kept (IEEE, torch's default) or flushed
-to zero (``flush_denormal``, models/trainer.py), on one thread.
+"""Seconds of training with subnormal floats kept (IEEE, torch's default) or flushed to zero
+(``flush_denormal``, models/trainer.py), on one thread.
 
 On x86 CPUs an operation on a subnormal float (|x| < 1.2e-38) can take ~100x the normal time.
 Adam's moving averages of parameters whose gradients stay zero (embedding rows of words not in
-recent batches, dead units) shrink geometrically towards that range, so trials can slow down as
-they train; GPUs, on which the paper's time axes were measured, flush subnormals in their fast
-paths. For each chosen assignment of a study's family (default: those with the highest and the
-median learning rate among the study's trials) the same trial trains twice, once each way, the
-order alternating between assignments; the two runs' dev scores show what flushing changed.
+recent batches, dead units) shrink geometrically towards that range, and saturated gates produce
+such values, so trials can slow down as they train; GPUs, on which the paper's time axes were
+measured, flush subnormals in their fast paths. Two ways to look, both with the two settings side
+by side:
+
+- default: each chosen assignment of a study's family (default: those with the highest and the
+  median learning rate among the study's trials) trains as a whole trial twice, once each way,
+  the order alternating between assignments; the two runs' dev scores show what flushing changed.
+- ``--steps N``: the first N training steps of each chosen trial (its own model, batches, optimizer
+  and clipping), kept and flushed in two processes at once (one per core, so both see the same
+  machine), printing seconds per step every ``--every`` steps.
 
     SYW_DATA_DIR=../shared/data .venv/bin/python benchmarks/denormals.py [--study S] [--family F] [--trials I ...]
+    SYW_DATA_DIR=../shared/data .venv/bin/python benchmarks/denormals.py --study squad_reduced --family bidaf --trials 13 --steps 30
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import multiprocessing
 import os
 import statistics
 import sys
@@ -26,6 +35,7 @@ sys.path.insert(0, str(REPO))
 from hydra.utils import get_method  # noqa: E402
 
 from experiments.context import TrialContext  # noqa: E402
+from experiments.settings import resolve  # noqa: E402
 from experiments.space import load_family, study_config, trial_seed  # noqa: E402
 
 
@@ -35,31 +45,74 @@ def default_trials(family, n: int) -> list[int]:
     return [by_lr[-1], by_lr[len(by_lr) // 2]]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--study", default="sst2_bcn_reduced")
-    parser.add_argument("--family", default="glove", help="the family's short name in the study")
-    parser.add_argument("--trials", type=int, nargs="*", help="assignment indices (seed 0)")
-    parser.add_argument("--epochs", type=int, help="train this many epochs instead of the family's")
-    args = parser.parse_args()
+def context(config: dict, name: str, index: int) -> TrialContext:
+    return TrialContext(study="bench", family=name, trial_index=index, seed=trial_seed(0, name, index),
+                        data_dir=Path(os.environ.get("SYW_DATA_DIR") or REPO / ".data"),
+                        cache_dir=Path(os.environ.get("SYW_CACHE_DIR") or REPO / ".cache"), dataset=config["dataset"])
+
+
+def step_seconds(study: str, name: str, index: int, steps: int, flush: bool) -> list[float]:
+    """Seconds of each of the first ``steps`` training steps of one trial, subnormals kept or flushed."""
+    import torch
+    from torch import nn
+
+    from models.trainer import build_optimizer, seed_everything
+
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(flush)
+    config = study_config(study)
+    family = load_family(config["families"][name], name=name)
+    module = importlib.import_module(family.train_target.rpartition(".")[0])
+    params = resolve(family.params(0, index), module.SETTINGS)
+    ctx = context(config, name, index)
+    data = module.TASK.load(ctx, params)
+    data = module.prepare(data) if hasattr(module, "prepare") else data
+    seed_everything(ctx.seed)
+    model = module.build(params, data)
+    optimizer = build_optimizer(model, params)
+    model.train()
+    seconds = []
+    batches = iter(module.TASK.training_batches(data.train, params, torch.Generator().manual_seed(ctx.seed)))
+    for _ in range(steps):
+        batch = next(batches, None)
+        if batch is None:
+            break
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        model(**batch)["loss"].backward()
+        if params.get("grad_norm") is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), params["grad_norm"])
+        optimizer.step()
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+def compare_steps(args: argparse.Namespace, trials: list[int]) -> None:
+    every = max(1, args.every)
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        for index in trials:
+            kept, flushed = pool.starmap(step_seconds, [(args.study, args.family, index, args.steps, flush)
+                                                        for flush in (False, True)])
+            print(f"trial {index}: seconds per step, kept | flushed (steps {every} at a time)", flush=True)
+            for at in range(0, min(len(kept), len(flushed)), every):
+                a, b = statistics.mean(kept[at:at + every]), statistics.mean(flushed[at:at + every])
+                print(f"  steps {at + 1:4d}-{min(at + every, len(kept)):4d}: {a:7.2f} | {b:7.2f}  ({a / b:.2f}x)", flush=True)
+            print(f"trial {index}: {sum(kept):.1f} s kept, {sum(flushed):.1f} s flushed over {len(kept)} steps "
+                  f"({sum(kept) / sum(flushed):.2f}x)", flush=True)
+
+
+def compare_trials(args: argparse.Namespace, family, trials: list[int]) -> None:
     config = study_config(args.study)
-    family = load_family(config["families"][args.family], name=args.family)
-    trials = args.trials if args.trials else default_trials(family, int(config.get("trials", 20)))
     train = get_method(family.train_target)
-    data_dir = Path(os.environ.get("SYW_DATA_DIR") or REPO / ".data")
-    cache_dir = Path(os.environ.get("SYW_CACHE_DIR") or REPO / ".cache")
     ratios = []
-    print(f"{args.study}/{args.family}: trials {trials}, one thread each, flush off vs on", flush=True)
     for k, index in enumerate(trials):
         params = family.params(0, index)
         if args.epochs:
             params["epochs"] = args.epochs
-        ctx = TrialContext(study="bench", family=args.family, trial_index=index, seed=trial_seed(0, args.family, index),
-                           data_dir=data_dir, cache_dir=cache_dir, dataset=config["dataset"])
         seconds = {}
         for flush in ((False, True) if k % 2 == 0 else (True, False)):
             start = time.perf_counter()
-            outcome = train({**params, "flush_denormal": flush}, ctx)
+            outcome = train({**params, "flush_denormal": flush}, context(config, args.family, index))
             seconds[flush] = time.perf_counter() - start
             epochs = " ".join(f"{s:.1f}" for s in outcome.epoch_seconds)
             print(f"trial {index:3d} lr {params['lr']:.2e} flush {'on ' if flush else 'off'}: {seconds[flush]:7.1f} s "
@@ -68,6 +121,26 @@ def main() -> None:
         print(f"trial {index:3d}: flushing ran {ratios[-1]:.2f}x as fast", flush=True)
     print(f"kept / flushed seconds: median {statistics.median(ratios):.2f}, range {min(ratios):.2f}-{max(ratios):.2f} "
           f"over {len(ratios)} trials")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", default="sst2_bcn_reduced")
+    parser.add_argument("--family", default="glove", help="the family's short name in the study")
+    parser.add_argument("--trials", type=int, nargs="*", help="assignment indices (seed 0)")
+    parser.add_argument("--epochs", type=int, help="whole trials: train this many epochs instead of the family's")
+    parser.add_argument("--steps", type=int, help="time only the first N training steps, both ways at once")
+    parser.add_argument("--every", type=int, default=5, help="with --steps: print a line per this many steps")
+    args = parser.parse_args()
+    config = study_config(args.study)
+    family = load_family(config["families"][args.family], name=args.family)
+    trials = args.trials if args.trials else default_trials(family, int(config.get("trials", 20)))
+    how = f"the first {args.steps} steps" if args.steps else "whole trials"
+    print(f"{args.study}/{args.family}: trials {trials}, {how}, one thread each, subnormals kept vs flushed", flush=True)
+    if args.steps:
+        compare_steps(args, trials)
+    else:
+        compare_trials(args, family, trials)
 
 
 if __name__ == "__main__":
