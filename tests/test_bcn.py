@@ -206,7 +206,8 @@ def test_reduced_families_shrink_only_what_they_say():
     for stem in ("glove", "elmo_frozen", "elmo_finetuned"):
         reduced, as_run = load_family(f"sst2_bcn_{stem}_reduced"), load_family(f"sst2_bcn_{stem}_as_run")
         changed = {k for k in {**reduced.fixed, **as_run.fixed} if reduced.fixed.get(k) != as_run.fixed.get(k)}
-        assert changed == ({"epochs"} if stem == "glove" else {"epochs", "elmo"})
+        assert changed == ({"epochs", "flush_denormal"} if stem == "glove" else {"epochs", "flush_denormal", "elmo"})
+        assert reduced.fixed["flush_denormal"] is True
         assert reduced.fixed["epochs"] == 5 and reduced.fixed.get("elmo") in (None, "bilm/sst_squad_c256_p64_f256")
         widths = {k for k in reduced.search if reduced.search[k] != as_run.search[k]}
         assert widths == {"pre_encode_ff_hidden_dims", "encoder_hidden_size", "integrator_hidden_size"}
