@@ -53,6 +53,10 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
         done = subprocess.run([sys.executable, "-m", "experiments.run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO)
         if done.returncode:  # the runner has said why (e.g. which data file to fetch, and where)
             raise SystemExit(done.returncode)
+    if spec.reduced and study == spec.study and not any((results / study).glob("*.jsonl")):
+        raise FileNotFoundError(f"no trial records in {results / study} nor in {results / spec.reduced}: run "
+                                f"`python -m experiments.run study={spec.reduced}` (sized for a 2-core CPU) or "
+                                f"study={spec.study} (the paper's)")
     return from_records(study, results, labels=spec.labels)
 
 
