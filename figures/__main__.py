@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         reduced = study_config(study).get("reduced") if args.source == "ours" else None
         if reduced:  # what was reduced, in the figure itself
             title += "\n" + "\n".join(textwrap.wrap(reduced, TITLE_WIDTH))
-        if study == spec.reduced:  # the paper's axes span GPU days; a reduced study's, CPU minutes to hours
+        if args.source == "ours" and study == spec.reduced:  # the paper's axes span GPU days; a reduced study's, CPU minutes to hours
             spec = spec.on_own_axes()
         for path in draw(spec, groups, title, args.out / stem):
             print(f"wrote {path}")

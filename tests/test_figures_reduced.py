@@ -51,3 +51,22 @@ def test_a_reduced_time_figure_is_drawn_on_its_own_axes(tmp_path, monkeypatch):
     low, high = ylims[-1]
     assert low < 0.05 and 0.677 < high < 0.7  # the curve and the reported 67.7 both in view
     assert FIGURES[4].xlim == (8 * 3600, 40 * 86400)  # the paper's figure keeps its axes
+
+
+def test_the_authors_figure_keeps_the_papers_axes_when_a_reduced_study_has_records(tmp_path, monkeypatch):
+    from figures import sources
+    from tests.fake_records import write_paper_file
+
+    results = tmp_path / "results"
+    write_study(results, "squad_reduced", {"bidaf": (0.05, 0.02, 900.0)}, n=16)
+    path = write_paper_file(tmp_path / "paper", 4)
+    spec = FIGURES[4]
+    fake = type(spec.paper)(**{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})
+    monkeypatch.setitem(FIGURES, 4, type(spec)(**{**spec.__dict__, "paper": fake}))
+    monkeypatch.setattr(sources, "PAPER_DIR", tmp_path / "paper")
+    monkeypatch.setattr(sources.from_paper, "__defaults__", (tmp_path / "paper", None))
+    ticks, ylims = [], []
+    monkeypatch.setattr(plt.Axes, "set_xticks", lambda self, values, labels=None, **kw: ticks.append(list(labels)))
+    monkeypatch.setattr(plt.Axes, "set_ylim", lambda self, *a, **kw: ylims.append(a))
+    assert cli.main(["fig4", "--source", "paper", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
+    assert ticks[-1] == ["8h", "1d", "3d", "10d", "40d"] and ylims[-1] == (0.3, 0.7)
