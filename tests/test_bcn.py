@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -206,7 +207,8 @@ def test_reduced_families_shrink_only_what_they_say():
     for stem in ("glove", "elmo_frozen", "elmo_finetuned"):
         reduced, as_run = load_family(f"sst2_bcn_{stem}_reduced"), load_family(f"sst2_bcn_{stem}_as_run")
         changed = {k for k in {**reduced.fixed, **as_run.fixed} if reduced.fixed.get(k) != as_run.fixed.get(k)}
-        assert changed == ({"epochs", "flush_denormal"} if stem == "glove" else {"epochs", "flush_denormal", "elmo"})
+        assert changed == ({"epochs", "flush_denormal"} if stem == "glove" else {"epochs", "flush_denormal", "elmo", "elmo_sha256"})
+        assert stem == "glove" or re.fullmatch("[0-9a-f]{64}", reduced.fixed["elmo_sha256"])
         assert reduced.fixed["flush_denormal"] is True
         assert reduced.fixed["epochs"] == 5 and reduced.fixed.get("elmo") in (None, "bilm/sst_squad_c256_p64_f256")
         widths = {k for k in reduced.search if reduced.search[k] != as_run.search[k]}
