@@ -54,9 +54,8 @@ def context(config: dict, name: str, index: int) -> TrialContext:
 def step_seconds(study: str, name: str, index: int, steps: int, flush: bool) -> list[float]:
     """Seconds of each of the first ``steps`` training steps of one trial, subnormals kept or flushed."""
     import torch
-    from torch import nn
 
-    from models.trainer import build_optimizer, seed_everything
+    from models.trainer import build_optimizer, seed_everything, update
 
     torch.set_num_threads(1)
     torch.set_flush_denormal(flush)
@@ -78,11 +77,7 @@ def step_seconds(study: str, name: str, index: int, steps: int, flush: bool) -> 
         if batch is None:
             break
         start = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        model(**batch)["loss"].backward()
-        if params.get("grad_norm") is not None:
-            nn.utils.clip_grad_norm_(model.parameters(), params["grad_norm"])
-        optimizer.step()
+        update(model, model(**batch)["loss"], optimizer, grad_norm=params.get("grad_norm"), grad_clipping=params.get("grad_clipping"))
         seconds.append(time.perf_counter() - start)
     return seconds
 

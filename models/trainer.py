@@ -141,6 +141,18 @@ def train_model(build: Callable[[], nn.Module], train_batches_fn: Callable[[int]
                grad_clipping=params.get("grad_clipping"), device=device, seed=seed, metric=metric, maximize=maximize)
 
 
+def update(model: nn.Module, loss: torch.Tensor, optimizer: torch.optim.Optimizer, *,
+           grad_norm: float | None = None, grad_clipping: float | None = None) -> None:
+    """One optimiser step from ``loss``: gradients, the norm clip, then the element clip, the update."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if grad_norm is not None:
+        nn.utils.clip_grad_norm_(model.parameters(), grad_norm)
+    if grad_clipping is not None:  # DAM (Table 7): each gradient element clamped
+        nn.utils.clip_grad_value_(model.parameters(), grad_clipping)
+    optimizer.step()
+
+
 def fit(model: nn.Module, train_batches_fn: Callable[[int], Iterable[Batch]], eval_fn: Callable[[nn.Module], Metrics],
         *, epochs: int, patience: int | None, optimizer: torch.optim.Optimizer, scheduler: Scheduler | None,
         grad_norm: float | None = None, grad_clipping: float | None = None, device: torch.device | str = "cpu",
@@ -168,13 +180,7 @@ def fit(model: nn.Module, train_batches_fn: Callable[[int], Iterable[Batch]], ev
             loss = model(**{k: v.to(device) for k, v in batch.items()})["loss"]
             if not math.isfinite(loss.item()):
                 raise TrialFailed(f"loss became {loss.item()} at epoch {epoch}, batch {step}")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if grad_norm is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), grad_norm)
-            if grad_clipping is not None:  # DAM (Table 7): each gradient element clamped
-                nn.utils.clip_grad_value_(model.parameters(), grad_clipping)
-            optimizer.step()
+            update(model, loss, optimizer, grad_norm=grad_norm, grad_clipping=grad_clipping)
         model.eval()
         with torch.no_grad():
             metrics = eval_fn(model)

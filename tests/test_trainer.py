@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from experiments.context import TrialFailed
-from models.trainer import build_scheduler, choose_device, fit, seed_everything, train_model
+from models.trainer import build_scheduler, choose_device, fit, seed_everything, train_model, update
 
 
 class Regression(nn.Module):
@@ -176,3 +176,18 @@ def test_flush_denormal_is_set_for_each_trial_either_way():
     finally:
         torch.set_flush_denormal(False)
     assert seen == [0.0, pytest.approx(1e-40, rel=1e-3)]
+
+
+@pytest.mark.parametrize("grad_norm, grad_clipping, expected", [
+    (None, None, [3.0, 4.0]),
+    (1.0, None, [0.6, 0.8]),  # the norm 5 scaled to 1
+    (None, 0.7, [0.7, 0.7]),  # each element clamped
+    (1.0, 0.7, [0.6, 0.7]),  # the norm first, then each element
+])
+def test_update_clips_the_norm_then_each_element(grad_norm, grad_clipping, expected):
+    weight = nn.Parameter(torch.zeros(2))
+    model = nn.Module()
+    model.weight = weight
+    optimizer = torch.optim.SGD([weight], lr=1.0)
+    update(model, (weight * torch.tensor([3.0, 4.0])).sum(), optimizer, grad_norm=grad_norm, grad_clipping=grad_clipping)
+    assert (-weight.detach()).tolist() == pytest.approx(expected, abs=1e-6)
