@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import budget_to_reach, crossovers, time_crossovers, time_leaders
+from analysis import Lead, budget_to_reach, crossovers, time_crossovers, time_leaders
 from analysis.budget import RULE
 from experiments.units import human_duration
 from figures.sources import Group
@@ -64,9 +64,14 @@ def leads_by_time(spec: FigureSpec, groups: list[Group]) -> list:
     return time_leaders(timed) if len(timed) > 1 else []
 
 
-def leads_text(spec: FigureSpec, groups: list[Group]) -> str:
-    """One sentence: which family leads over which stretch of wall time."""
-    labels, leads = {g.family: g.label for g in groups}, leads_by_time(spec, groups)
+def leads_in(frame: pd.DataFrame) -> list[Lead]:
+    """The leads :func:`budget_rows` wrote as ``lead_start``/``lead_end`` rows, in time order."""
+    starts, ends = frame[frame.statistic == "lead_start"], frame[frame.statistic == "lead_end"]
+    return [Lead(start, end, family) for family, start, end in zip(starts.family, starts.seconds, ends.seconds)]
+
+
+def leads_text(labels: dict[str, str], leads: list[Lead]) -> str:
+    """One sentence: which family leads over which stretch of wall time (``labels``: family -> label)."""
     spans = [f"{labels[x.leader]} from {human_duration(x.start)}" + (f" to {human_duration(x.end)}" if i < len(leads) - 1 else
              f" on (the longest curve ends at {human_duration(x.end)})") for i, x in enumerate(leads)]
     return ("Leader by time (each family spending the time alone; a family whose N trials are spent keeps its value "
@@ -100,8 +105,8 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
         leader, previous = row.family.split(" over ")
         where = f"n = {int(row.trials)} trials" if row.statistic == "crossover_trials" else f"t = {human_duration(row.seconds)}"
         out.append(f"- {labels[leader]} over {labels[previous]} at {where}")
-    if leads_by_time(spec, groups):
-        out += ["", leads_text(spec, groups)]
+    if leads := leads_in(frame):
+        out += ["", leads_text(labels, leads)]
     if spec.number in PAPER_CLAIMS:
         out += ["", "The paper says: " + "; ".join(PAPER_CLAIMS[spec.number]) + "."]
     return "\n".join(out) + "\n"
@@ -139,10 +144,10 @@ def write(sections: list[tuple[FigureSpec, list[Group]]], source: str, folder: P
         texts.append(markdown(spec, groups, frame, source))
         if theirs and spec.number in theirs and spec.references:
             texts.append(beside_theirs(spec, groups, theirs[spec.number]))
-        if theirs and spec.number in theirs and leads_by_time(spec, groups):
+        if theirs and spec.number in theirs and leads_in(frame):
             other = theirs[spec.number]
-            texts.append("The authors' trials: " + (f"({other})" if isinstance(other, str) else
-                                                    leads_text(spec, other).replace("Leader by time", "leader by time")) + "\n")
+            texts.append("The authors' trials: " + (f"({other})" if isinstance(other, str) else leads_text(
+                {g.family: g.label for g in other}, leads_by_time(spec, other)).replace("Leader by time", "leader by time")) + "\n")
     folder.mkdir(parents=True, exist_ok=True)
     csv, md = folder / f"budgets_{source}.csv", folder / f"budgets_{source}.md"
     pd.concat(frames, ignore_index=True).to_csv(csv, index=False, float_format="%.6g")

@@ -382,14 +382,18 @@ def test_budgets_set_each_familys_trials_to_reach_its_reported_number_beside_the
 
 
 def test_budgets_state_which_family_leads_over_which_stretch_of_time_ours_and_theirs(tmp_path):
-    from figures.budgets import budget_rows, leads_text, write
+    from figures.budgets import budget_rows, leads_by_time, leads_in, leads_text, write
 
     spec = FIGURES[2]
     ours = [sources.Group("glove", "GloVe", np.array([0.80, 0.80]), np.array([60.0, 60.0])),
             sources.Group("elmo_frozen", "FR", np.array([0.90, 0.90]), np.array([300.0, 300.0]))]
     # GloVe alone until FR's first trial at 5 min; FR ahead from then to its second trial at 10 min
-    assert leads_text(spec, ours).endswith(": GloVe from 1.0 min to 5.0 min; FR from 5.0 min on (the longest curve ends at 10.0 min).")
-    rows = budget_rows(spec, ours, "ours").query("statistic.str.startswith('lead_')")
+    labels = {"glove": "GloVe", "elmo_frozen": "FR"}
+    assert leads_text(labels, leads_by_time(spec, ours)).endswith(
+        ": GloVe from 1.0 min to 5.0 min; FR from 5.0 min on (the longest curve ends at 10.0 min).")
+    frame = budget_rows(spec, ours, "ours")
+    assert leads_in(frame) == leads_by_time(spec, ours)  # the Markdown reads the rows back
+    rows = frame.query("statistic.str.startswith('lead_')")
     assert rows[["family", "statistic", "seconds"]].values.tolist() == [
         ["glove", "lead_start", 60.0], ["glove", "lead_end", 300.0], ["elmo_frozen", "lead_start", 300.0], ["elmo_frozen", "lead_end", 600.0]]
     theirs = [sources.Group("glove", "GloVe", np.array([0.9]), np.array([60.0])),
