@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from figures.specs import FIGURES
+from figures import sources
+from figures.specs import FIGURES, FigureSpec
 
 
 def write_study(results: Path, study: str, families: dict[str, tuple[float, float, float]], n: int = 50, seed: int = 0) -> Path:
@@ -41,4 +42,20 @@ def write_paper_file(folder: Path, number: int, seed: int = 0, n: int = 50) -> P
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / spec.name
     pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
+    return path
+
+
+def spec_for_paper_file(number: int, path: Path) -> FigureSpec:
+    """``FIGURES[number]`` whose authors' file is the fake at ``path`` (its sha256 in place of the published one)."""
+    spec = FIGURES[number]
+    fake = type(spec.paper)(**{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})
+    return type(spec)(**{**spec.__dict__, "paper": fake})
+
+
+def use_paper_file(monkeypatch, folder: Path, number: int) -> Path:
+    """Write a fake authors' file for figure ``number`` into ``folder`` and point the figures at it."""
+    path = write_paper_file(folder, number)
+    monkeypatch.setitem(FIGURES, number, spec_for_paper_file(number, path))
+    monkeypatch.setattr(sources, "PAPER_DIR", folder)
+    monkeypatch.setattr(sources.from_paper, "__defaults__", (folder, None))
     return path

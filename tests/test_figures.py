@@ -10,7 +10,7 @@ from PIL import Image
 from figures import sources
 from figures.__main__ import main
 from figures.specs import FIGURES
-from tests.fake_records import write_paper_file, write_study
+from tests.fake_records import spec_for_paper_file, use_paper_file, write_paper_file, write_study
 
 STUDIES = {
     1: ("sst5", {"lr": (0.34, 0.03, 1.5), "cnn": (0.29, 0.06, 40)}),
@@ -41,13 +41,7 @@ def test_each_figure_renders_from_our_records(records, tmp_path, number):
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
 def test_each_figure_renders_from_paper_layout(tmp_path, monkeypatch, number):
-    folder = tmp_path / "paper"
-    path = write_paper_file(folder, number)
-    spec = FIGURES[number]
-    fake = type(spec.paper)(**{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})
-    monkeypatch.setitem(FIGURES, number, type(spec)(**{**spec.__dict__, "paper": fake}))
-    monkeypatch.setattr(sources, "PAPER_DIR", folder)
-    monkeypatch.setattr(sources.from_paper, "__defaults__", (folder, None))
+    use_paper_file(monkeypatch, tmp_path / "paper", number)
     out = tmp_path / "fig"
     assert main([f"fig{number}", "--source", "paper", "--out", str(out)]) == 0
     assert (out / f"fig{number}_paper.png").is_file() and not (out / f"fig{number}.png").exists()
@@ -112,9 +106,7 @@ def test_a_figure_never_leaves_a_family_out(records, tmp_path, capsys):
 
 def test_dgem_placeholder_durations_mean_no_time_axis(tmp_path):
     path = write_paper_file(tmp_path, 3)
-    spec = FIGURES[3]
-    fake = type(spec.paper)(**{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})
-    groups = sources.from_paper(type(spec)(**{**spec.__dict__, "paper": fake}), folder=tmp_path)
+    groups = sources.from_paper(spec_for_paper_file(3, path), folder=tmp_path)
     by = {g.family: g for g in groups}
     assert by["dgem"].durations is None and by["dam"].durations is not None
     assert [g.scores.size for g in groups] == [50, 50, 50, 50]
@@ -293,9 +285,8 @@ def test_as_run_comparison_against_the_authors_file(records, tmp_path, monkeypat
 
     folder = tmp_path / "paper"
     path = write_paper_file(folder, 1)
-    spec = FIGURES[1]
-    monkeypatch.setitem(FIGURES, 1, type(spec)(**{**spec.__dict__, "paper": type(spec.paper)(
-        **{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})}))
+    spec = spec_for_paper_file(1, path)
+    monkeypatch.setitem(FIGURES, 1, spec)
     write_study(records, "sst5_as_run", {"lr": (0.34, 0.03, 1.5), "cnn": (0.27, 0.05, 40)}, seed=3)
     set_learning_rates(records / "sst5_as_run" / "cnn.jsonl")
     paths = compare_fig1(records, tmp_path / "o", paper_dir=folder)
@@ -327,11 +318,10 @@ def test_as_run_comparison_against_the_authors_file(records, tmp_path, monkeypat
 def test_report_from_paper_layout_fills_what_the_file_has(tmp_path):
     path = write_paper_file(tmp_path / "paper", 3, n=20)
     spec = FIGURES[3]
-    fake = type(spec.paper)(**{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})
     from figures import report
 
     original = FIGURES[3]
-    FIGURES[3] = type(spec)(**{**spec.__dict__, "paper": fake})
+    FIGURES[3] = spec_for_paper_file(3, path)
     try:
         md, _ = report.build("scitail", "paper", paper_dir=tmp_path / "paper")
     finally:

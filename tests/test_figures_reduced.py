@@ -54,17 +54,11 @@ def test_a_reduced_time_figure_is_drawn_on_its_own_axes(tmp_path, monkeypatch):
 
 
 def test_the_authors_figure_keeps_the_papers_axes_when_a_reduced_study_has_records(tmp_path, monkeypatch):
-    from figures import sources
-    from tests.fake_records import write_paper_file
+    from tests.fake_records import use_paper_file
 
     results = tmp_path / "results"
     write_study(results, "squad_reduced", {"bidaf": (0.05, 0.02, 900.0)}, n=16)
-    path = write_paper_file(tmp_path / "paper", 4)
-    spec = FIGURES[4]
-    fake = type(spec.paper)(**{**spec.paper.__dict__, "sha256": sources.file_digest(path, "sha256")})
-    monkeypatch.setitem(FIGURES, 4, type(spec)(**{**spec.__dict__, "paper": fake}))
-    monkeypatch.setattr(sources, "PAPER_DIR", tmp_path / "paper")
-    monkeypatch.setattr(sources.from_paper, "__defaults__", (tmp_path / "paper", None))
+    use_paper_file(monkeypatch, tmp_path / "paper", 4)
     ticks, ylims = [], []
     monkeypatch.setattr(plt.Axes, "set_xticks", lambda self, values, labels=None, **kw: ticks.append(list(labels)))
     monkeypatch.setattr(plt.Axes, "set_ylim", lambda self, *a, **kw: ylims.append(a))
