@@ -86,8 +86,9 @@ def budget_guide(ax, xs, curve, target: float, who: str, where_from: str, *, max
     return n
 
 
-ROUND_DURATIONS = {"1min": 60.0, "2min": 120.0, "5min": 300.0, "10min": 600.0, "20min": 1200.0, "30min": 1800.0,
-                   "1h": 3600.0, "2h": 7200.0, "4h": 14400.0, "8h": 28800.0, "16h": 57600.0, "1d": 86400.0,
+# neighbours at least 2x apart: 20min/30min or 16h/1d labels overlap on a log axis
+ROUND_DURATIONS = {"1min": 60.0, "2min": 120.0, "5min": 300.0, "10min": 600.0, "20min": 1200.0,
+                   "1h": 3600.0, "2h": 7200.0, "4h": 14400.0, "8h": 28800.0, "1d": 86400.0,
                    "2d": 172800.0, "4d": 345600.0, "8d": 691200.0, "16d": 1382400.0, "32d": 2764800.0}
 
 

@@ -4,7 +4,8 @@
 pre-encode feedforward -> biLSTM encoder -> self biattention -> integrator biLSTM on
 [X; X−C; X⊙C] (+ ELMo at its output) -> max, min, mean and self-attentive pooling -> dropout ->
 Maxout layers -> logit layer, default init. ELMo (spec §C) is mixed from a frozen or fine-tuned
-biLM (``freeze_elmo``) whose scalar mixes train either way; a frozen biLM runs without a graph on
+biLM (``freeze_elmo``) whose scalar mixes train either way (and normalise each layer first with
+``elmo_layer_norm``, off in the authors' config); a frozen biLM runs without a graph on
 every batch, its states carried over, unless ``cache_elmo`` keeps each sentence's activations from
 their first computation. The ``elmo`` setting names the biLM (:func:`models.elmo_io.resolve_elmo`):
 the official release or one trained by ``python -m models.pretrain_bilm``; its weights' sha256
@@ -44,6 +45,9 @@ SETTINGS = {
     "freeze_elmo": {"type": "bool", "default": True},
     "use_integrator_output_elmo": {"type": "bool", "default": False},
     "elmo_dropout": {**_DROPOUT, "default": 0.0},  # after the scalar mixes; the authors' config: 0.0
+    # the scalar mixes normalise each biLM layer before weighing it (AllenNLP's do_layer_norm);
+    # the authors' config: off
+    "elmo_layer_norm": {"type": "bool", "default": False},
     "cache_elmo": {"type": "bool", "default": False},
     "embedding_dropout": _DROPOUT,
     "pre_encode_ff_layers": _SIZE,
@@ -120,7 +124,8 @@ class Bcn(nn.Module):
         self.embedding = nn.Embedding.from_pretrained(vectors, freeze=False)
         self.elmo = None if bilm is None else Elmo(None, None, 1 + self.use_integrator_output_elmo,
                                                    requires_grad=not params["freeze_elmo"],
-                                                   dropout=float(params["elmo_dropout"]), bilm=bilm)
+                                                   dropout=float(params["elmo_dropout"]),
+                                                   do_layer_norm=bool(params["elmo_layer_norm"]), bilm=bilm)
         elmo_dim = 0 if self.elmo is None else self.elmo.output_dim
         self.embedding_dropout = nn.Dropout(float(params["embedding_dropout"]))
         self.pre_encode = feedforward_from(params, "pre_encode_ff", vectors.shape[1] + elmo_dim)

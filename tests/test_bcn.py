@@ -133,6 +133,33 @@ def test_cache_applies_to_frozen_elmo_only():
     assert bcn.build(small(), data).elmo is None
 
 
+def test_elmo_layer_norm_reaches_every_mix_and_centres_each_layer():
+    data = bcn.prepare(sentence.synthetic())
+    plain = bcn.build(small(elmo="x", use_integrator_output_elmo=True), data)
+    normed = bcn.build(small(elmo="x", use_integrator_output_elmo=True, elmo_layer_norm=True), data)
+    assert [m.do_layer_norm for m in normed.elmo.scalar_mixes] == [True, True]
+    assert [m.do_layer_norm for m in plain.elmo.scalar_mixes] == [False, False]
+    with torch.no_grad():
+        layers, mask = normed.elmo.bilm(batch_to_ids([["a", "good", "film"], ["bad"]]))
+        mixed = normed.elmo.scalar_mixes[0](layers, mask)
+    # each layer is scaled to mean 0 and variance 1 over its real positions, so the mix (weights 1/3,
+    # gamma 1) has mean 0 and a standard deviation of at most 1
+    real = mixed[mask]
+    assert abs(real.mean().item()) < 1e-5 and 0.2 < real.std(unbiased=False).item() <= 1.0 + 1e-5
+
+
+def test_the_layer_norm_diagnostic_repeats_the_frozen_trials_with_one_setting_changed():
+    from omegaconf import OmegaConf
+
+    from experiments.space import CONF_DIR
+    study = OmegaConf.load(CONF_DIR / "study" / "sst2_bcn_reduced_layer_norm.yaml")
+    (name, stem), = study.study.families.items()
+    diagnostic, frozen = load_family(stem, name), load_family("sst2_bcn_elmo_frozen_reduced", "elmo_frozen")
+    for trial in range(study.trials):
+        changed = {**diagnostic.params(study.seed, trial), "elmo_layer_norm": False}
+        assert changed == {"elmo_layer_norm": False, **frozen.params(0, trial)}
+
+
 def fixture_study(tmp_path: Path, n_train: int = 300) -> TrialContext:
     write_sst_fixture(tmp_path / "data", n_train=n_train, n_dev=60, n_test=20)
     write_glove_text(tmp_path / "glove.txt", glove_vectors(dim=8))
