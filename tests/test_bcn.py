@@ -251,7 +251,7 @@ def test_sst2_training_phrases_are_98794():
     assert len(read_sst(real_data_dir(), "dev", "binary", download=False)) == 872
 
 
-@pytest.mark.parametrize("study", ["sst2_bcn", "sst2_bcn_as_run", "sst2_bcn_reduced"])
+@pytest.mark.parametrize("study", ["sst2_bcn", "sst2_bcn_as_run", "sst2_bcn_reduced", "sst2_bcn_reduced_7_epochs"])
 def test_studies_dry_run(tmp_path, study):
     done = run(f"study={study}", "trials=2", "dry_run=true", f"paths.results_dir={tmp_path}", timeout=120)
     assert done.returncode == 0, done.stderr
