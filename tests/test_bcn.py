@@ -152,12 +152,12 @@ def test_the_layer_norm_diagnostic_repeats_the_frozen_trials_with_one_setting_ch
     from omegaconf import OmegaConf
 
     from experiments.space import CONF_DIR
-    study = OmegaConf.load(CONF_DIR / "study" / "sst2_bcn_reduced_layer_norm.yaml")
+    study, base = (OmegaConf.load(CONF_DIR / "study" / f"{name}.yaml") for name in ("sst2_bcn_reduced_layer_norm", "sst2_bcn_reduced"))
     (name, stem), = study.study.families.items()
-    diagnostic, frozen = load_family(stem, name), load_family("sst2_bcn_elmo_frozen_reduced", "elmo_frozen")
+    diagnostic, frozen = load_family(stem, name), load_family(base.study.families[name], name)
     for trial in range(study.trials):
         changed = {**diagnostic.params(study.seed, trial), "elmo_layer_norm": False}
-        assert changed == {"elmo_layer_norm": False, **frozen.params(0, trial)}
+        assert changed == {"elmo_layer_norm": False, **frozen.params(base.seed, trial)}
 
 
 def fixture_study(tmp_path: Path, n_train: int = 300) -> TrialContext:
