@@ -57,7 +57,7 @@ FIGURES: dict[int, FigureSpec] = {
         guide=("cnn", 0.395), guide_source="the paper's example target, Fig. 1 caption",
     ),
     2: FigureSpec(
-        number=2, dataset="SST-2", study="sst2_bcn", reduced="sst2_bcn_reduced", x="time", log_x=True, ylabel="Expected validation accuracy", shade=False,
+        number=2, dataset="SST-2", study="sst2_bcn", reduced="sst2_bcn_reduced_7_epochs", x="time", log_x=True, ylabel="Expected validation accuracy", shade=False,
         paper=PaperFile("sst2_biattentive_classifier_search.tsv", "8140813ee6c36d383e325327ec759a876189f643265f0e051396a0d483feddfd",
                         "embedding", {"glove": "glove", "elmo frozen": "elmo_frozen", "elmo fine-tuned": "elmo_finetuned"},
                         "best_validation_accuracy"),

@@ -157,7 +157,7 @@ def test_budget_table_says_which_figures_have_no_records(records, tmp_path):
     assert main(["budgets", "--results", str(records), "--out", str(out)]) == 0
     assert set(pd.read_csv(out / "budgets_ours.csv").study) == {"sst5", "scitail", "squad"}
     tail = (out / "budgets_ours.md").read_text().split("## Figure 2: no table")[1]
-    assert "/sst2_bcn nor in " in tail and "/sst2_bcn_reduced: run `python -m experiments.run study=sst2_bcn_reduced`" in tail
+    assert "/sst2_bcn nor in " in tail and "/sst2_bcn_reduced_7_epochs: run `python -m experiments.run study=sst2_bcn_reduced_7_epochs`" in tail
 
 
 def test_fig1_runs_study_when_records_missing(tmp_path, monkeypatch, capsys):
