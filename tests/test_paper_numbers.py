@@ -45,3 +45,18 @@ def test_fig1_cnn_and_lr_from_the_authors_trials():
     assert [c.at for c in crossovers(lr, cnn, ("lr", "cnn"))] == [13]
     # the paper's text says 16 trials to reach 0.395; Eq. 8 gives 0.3940 at 16 and 0.3951 at 17
     assert budget_to_reach(cnn, 0.395) == 17 and round(cnn[15], 4) == 0.394
+
+
+def test_fig2_leaders_by_time_from_the_authors_trials():
+    from figures.budgets import leads_by_time
+
+    g = groups(2)
+    assert {f: g[f].scores.size for f in g} == {"glove": 50, "elmo_frozen": 50, "elmo_finetuned": 50}
+    leads = [(x.leader, round(x.start / 3600, 1), round(x.end / 3600, 1))
+             for x in leads_by_time(FIGURES[2], list(g.values()))]
+    # the paper's text: GloVe best below about 2 hours, frozen ELMo from about 6 hours to a day,
+    # fine-tuned beyond; on the trials frozen ELMo leads from 2.6 h to 1.9 days, then the two ELMo
+    # curves swap twice before fine-tuned leads for good from 2.2 days (53.0 h)
+    assert leads[:2] == [("glove", 0.4, 2.6), ("elmo_frozen", 2.6, 46.4)]
+    assert [x[0] for x in leads[2:]] == ["elmo_finetuned", "elmo_frozen", "elmo_finetuned"] and leads[-1][1] == 53.0
+    assert [round(g[f].scores.max(), 3) for f in ("glove", "elmo_frozen", "elmo_finetuned")] == [0.876, 0.914, 0.922]
