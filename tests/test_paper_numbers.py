@@ -5,6 +5,7 @@ Runs only where the files are in results/paper/ (they are never committed; see R
 import pytest
 
 from analysis import budget_to_reach, expected_max
+from figures.budgets import leads_by_time
 from figures.sources import PAPER_DIR, from_paper
 from figures.specs import FIGURES
 
@@ -48,8 +49,6 @@ def test_fig1_cnn_and_lr_from_the_authors_trials():
 
 
 def test_fig2_leaders_by_time_from_the_authors_trials():
-    from figures.budgets import leads_by_time
-
     g = groups(2)
     assert {f: g[f].scores.size for f in g} == {"glove": 50, "elmo_frozen": 50, "elmo_finetuned": 50}
     leads = [(x.leader, round(x.start / 3600, 1), round(x.end / 3600, 1))
