@@ -1,6 +1,7 @@
 """Scores per model family for a figure: from our trial records or from the authors' published files."""
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from experiments.space import REPO, load_family, study_config
 from figures.specs import URL, FigureSpec, PaperFile
 
 PAPER_DIR = REPO / "results" / "paper"
+AUTHORS_SUBDIR = "authors_trials"  # the authors' files in the data folder ($SYW_DATA_DIR)
 
 
 @dataclass(frozen=True)
@@ -78,21 +80,37 @@ def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[
     return groups
 
 
+def shared_paper_file(paper: PaperFile) -> Path | None:
+    """``$SYW_DATA_DIR/authors_trials/<name>`` when ``SYW_DATA_DIR`` is set and holds the file, else None.
+
+    The data folder beside a clone holds the authors' files for machines without network (CI):
+    they are read there, in place, before any download is tried.
+    """
+    root = os.environ.get("SYW_DATA_DIR")
+    path = Path(root) / AUTHORS_SUBDIR / paper.name if root else None
+    return path if path is not None and path.is_file() else None
+
+
 def ensure_paper_file(paper: PaperFile, folder: Path = PAPER_DIR) -> Path:
-    """The authors' file in ``folder``, downloaded when missing; its sha256 is checked either way."""
+    """The authors' file: ``folder/<name>`` when there, else the data folder's copy
+    (:func:`shared_paper_file`), else downloaded into ``folder``; its sha256 is checked either way."""
     path = Path(folder) / paper.name
     url = URL.format(name=paper.name)
+    if not path.is_file():
+        path = shared_paper_file(paper) or path
     if not path.is_file():
         try:
             fetch(url, path, sha256=paper.sha256)
         except DataMissingError as err:
             raise DataMissingError(
-                f"the authors' trial file {paper.name} is not in {folder} and could not be downloaded. "
-                f"Fetch {url} on a machine with internet and put it in {folder}/ (sha256 {paper.sha256})."
+                f"the authors' trial file {paper.name} is not in {folder} nor in $SYW_DATA_DIR/{AUTHORS_SUBDIR}/ "
+                f"and could not be downloaded. Fetch {url} on a machine with internet and put it in {folder}/ "
+                f"(sha256 {paper.sha256}), or set SYW_DATA_DIR to a folder holding {AUTHORS_SUBDIR}/{paper.name}."
             ) from err
     digest = file_digest(path, "sha256")
     if digest != paper.sha256:
-        raise DataError(f"{path} has sha256 {digest}, expected {paper.sha256}: not the published file; delete it to download again")
+        fix = "delete it to download again" if path.parent == Path(folder) else "replace it with the published file"
+        raise DataError(f"{path} has sha256 {digest}, expected {paper.sha256}: not the published file; {fix}")
     return path
 
 

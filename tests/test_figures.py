@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from data.download import DataError
 from figures import sources
 from figures.__main__ import main
 from figures.specs import FIGURES
@@ -118,15 +119,33 @@ def test_missing_paper_file_without_network_is_a_clear_message(tmp_path, monkeyp
 
     monkeypatch.setattr("urllib.request.urlopen", offline)
     monkeypatch.setattr(sources.from_paper, "__defaults__", (tmp_path, None))
+    monkeypatch.delenv("SYW_DATA_DIR", raising=False)  # no data folder holding the authors' files either
     assert main(["fig3", "--source", "paper", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "scitail_search.tsv" in err and "raw.githubusercontent.com/dodgejesse/reproducibility" in err
-    assert str(tmp_path) in err and "Traceback" not in err
+    assert str(tmp_path) in err and "SYW_DATA_DIR" in err and "Traceback" not in err
+
+
+def test_the_data_folders_copy_is_read_in_place_before_any_download(tmp_path, monkeypatch):
+    def offline(*args, **kwargs):
+        raise AssertionError("nothing is downloaded when the data folder holds the file")
+
+    shared = write_paper_file(tmp_path / "data" / sources.AUTHORS_SUBDIR, 3)
+    spec = spec_for_paper_file(3, shared)
+    monkeypatch.setattr("urllib.request.urlopen", offline)
+    monkeypatch.setenv("SYW_DATA_DIR", str(tmp_path / "data"))
+    assert sources.ensure_paper_file(spec.paper, tmp_path / "results") == shared
+    assert not (tmp_path / "results").exists()  # read where it is, not copied
+    frame = pd.read_csv(shared, sep="\t")
+    dam = frame[frame[spec.paper.group_column] == "dam"][spec.paper.metric_column].to_numpy()
+    by = {g.family: g for g in sources.from_paper(spec, folder=tmp_path / "results")}
+    assert by["dam"].scores.tolist() == dam.tolist()
+    shared.write_text(shared.read_text() + "dam\t0.5\t1.0\t0.1\n")  # not the published bytes
+    with pytest.raises(DataError, match=f"^{shared} has sha256 .*: not the published file; replace it"):
+        sources.ensure_paper_file(spec.paper, tmp_path / "results")
 
 
 def test_wrong_checksum_is_refused(tmp_path):
-    from data.download import DataError
-
     path = write_paper_file(tmp_path, 1)
     with pytest.raises(DataError, match="sha256"):
         sources.ensure_paper_file(FIGURES[1].paper, tmp_path)
