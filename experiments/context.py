@@ -44,13 +44,14 @@ class TrialContext:
 
 @dataclass
 class TrialOutcome:
-    """The result of one trial: the best validation value of the study's metric, and the best
-    epoch's other validation metrics."""
+    """The result of one trial: the best validation value of the study's metric, the best epoch's
+    other metrics (a held-out test score of the selected epoch among them), and every epoch's."""
 
     metric: float
     best_epoch: int | None = None  # 1-based; None for families without epochs
     epochs_run: int | None = None
     epoch_seconds: list[float] = field(default_factory=list)
     extra_metrics: dict[str, float] = field(default_factory=dict)  # recorded beside the metric (F1 beside EM)
+    epoch_metrics: list[dict[str, float]] = field(default_factory=list)  # every epoch's validation metrics, in order
     inputs_sha256: dict[str, str] = field(default_factory=dict)  # files read (name -> sha256), e.g. the weights or the data file chosen
     outputs: dict[str, str] = field(default_factory=dict)  # files written, relative to the study's results folder

@@ -86,7 +86,7 @@ def prepare(data: PairData, structures: str = "approximate") -> PairData:
     def with_graphs(pairs: IndexedPairs) -> IndexedPairs:
         return dataclasses.replace(pairs, extras={**pairs.extras, **graph_tensors(pairs, data.vocab, structures)})
 
-    return dataclasses.replace(data, train=with_graphs(data.train), dev=with_graphs(data.dev))
+    return data.map_splits(with_graphs)
 
 
 def _two_wide(params: Mapping[str, Any], prefix: str, input_dim: int, hidden: int) -> FeedForward:

@@ -60,7 +60,7 @@ def prepare(data: PairData) -> PairData:
         rows = [overlap_features(ex.premise, ex.hypothesis) for ex in pairs.examples]
         return dataclasses.replace(pairs, extras={"features": torch.tensor(rows, dtype=torch.float32)})
 
-    return dataclasses.replace(data, train=featurize(data.train), dev=featurize(data.dev))
+    return data.map_splits(featurize)
 
 
 class NgramClassifier(nn.Module):

@@ -56,14 +56,15 @@ TRAINING_SETTINGS = {
 
 @dataclass
 class TrainResult:
-    """Best validation metric, its 1-based epoch, epochs run, each epoch's wall time, and every
-    metric of the best epoch."""
+    """Best validation metric, its 1-based epoch, epochs run, each epoch's wall time, every metric
+    of the best epoch, and every epoch's metrics (the learning curve)."""
 
     best_metric: float
     best_epoch: int
     epochs_run: int
     epoch_seconds: list[float] = field(default_factory=list)
     best_metrics: dict[str, float] = field(default_factory=dict)
+    epoch_metrics: list[dict[str, float]] = field(default_factory=list)
 
 
 def classification_output(logits: torch.Tensor, label: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
@@ -173,6 +174,7 @@ def fit(model: nn.Module, train_batches_fn: Callable[[int], Iterable[Batch]], ev
     device = torch.device(device)
     model.to(device)
     best_metric, best_epoch, best_metrics, epoch_seconds = -math.inf if maximize else math.inf, 0, {}, []
+    epoch_metrics: list[dict[str, float]] = []
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
         model.train()
@@ -186,6 +188,7 @@ def fit(model: nn.Module, train_batches_fn: Callable[[int], Iterable[Batch]], ev
             metrics = eval_fn(model)
         metrics = {k: float(v) for k, v in metrics.items()} if isinstance(metrics, Mapping) else {metric: float(metrics)}
         value = metrics[metric]
+        epoch_metrics.append(metrics)
         if isinstance(scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
             scheduler.step(value)
         elif scheduler is not None:
@@ -195,4 +198,4 @@ def fit(model: nn.Module, train_batches_fn: Callable[[int], Iterable[Batch]], ev
             best_metric, best_epoch, best_metrics = value, epoch, metrics
         elif patience is not None and epoch - best_epoch >= patience:
             break
-    return TrainResult(best_metric, best_epoch, epoch, epoch_seconds, best_metrics)
+    return TrainResult(best_metric, best_epoch, epoch, epoch_seconds, best_metrics, epoch_metrics)

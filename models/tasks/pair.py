@@ -5,10 +5,13 @@ The study's ``dataset`` block names the reader and which file serves as training
 validation split (``{name: scitail_tokenized, train: test, dev: dev}`` trains on the released
 test pairs where no train split exists). The vocabulary is lowercased and built over the training
 split, or over every split read (``vocabulary: all_splits``, as AllenNLP did); an ``end_token``
-(DAM's ``@@NULL@@``) is appended to both sentences.
+(DAM's ``@@NULL@@``) is appended to both sentences. When the block names a ``test`` split too,
+every epoch is also scored on it (``test_accuracy``, never used for selection), so a record holds the
+test accuracy of the epoch validation selected.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections import Counter
 from dataclasses import dataclass, field
@@ -56,13 +59,20 @@ class IndexedPairs:
 
 @dataclass(frozen=True)
 class PairData:
-    """Vocabulary (row order of ``vectors``), the indexed train and dev splits, the class count."""
+    """Vocabulary (row order of ``vectors``), the indexed train and dev splits, the class count, and
+    the indexed test split when the study scores one."""
 
     vocab: list[str]
     train: IndexedPairs
     dev: IndexedPairs
     n_classes: int
     vectors: np.ndarray | None = None
+    test: IndexedPairs | None = None
+
+    def map_splits(self, fn: Callable[[IndexedPairs], IndexedPairs]) -> PairData:
+        """This data with ``fn`` applied to each split it holds (per-pair tensors a model derives)."""
+        test = None if self.test is None else fn(self.test)
+        return dataclasses.replace(self, train=fn(self.train), dev=fn(self.dev), test=test)
 
 
 def read(data_dir: Path, dataset: Mapping[str, Any], role: str) -> list[PairExample]:
@@ -94,26 +104,30 @@ def index_pairs(examples: list[PairExample], token_ids: Mapping[str, int], end_t
 
 
 @functools.lru_cache(maxsize=4)
-def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str, end_token: str | None) -> tuple[list[str], IndexedPairs, IndexedPairs]:
-    """Train and dev pairs, indexed with a vocabulary over ``vocabulary``'s splits; cached per process."""
+def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str,
+                 end_token: str | None) -> tuple[list[str], IndexedPairs, IndexedPairs, IndexedPairs | None]:
+    """Train, dev and (when the block names one) test pairs, indexed with a vocabulary over
+    ``vocabulary``'s splits; cached per process."""
     dataset = dict(dataset_items)
     train, dev = read(data_dir, dataset, "train"), read(data_dir, dataset, "dev")
-    over = train + dev + read(data_dir, dataset, "test") if vocabulary == "all_splits" else train
+    test = read(data_dir, dataset, "test") if "test" in dataset else None
+    over = train + dev + (test or read(data_dir, dataset, "test")) if vocabulary == "all_splits" else train
     counts = Counter(token.lower() for ex in over for token in ex.premise + ex.hypothesis)
     vocab = [PADDING, UNKNOWN] + sorted(counts, key=lambda token: (-counts[token], token))
     if end_token and end_token.lower() not in counts:
         vocab.append(end_token.lower())
     token_ids = {token: i for i, token in enumerate(vocab)}
-    return vocab, index_pairs(train, token_ids, end_token), index_pairs(dev, token_ids, end_token)
+    indexed_test = index_pairs(test, token_ids, end_token) if test is not None else None
+    return vocab, index_pairs(train, token_ids, end_token), index_pairs(dev, token_ids, end_token), indexed_test
 
 
 def load(ctx: TrialContext, params: Mapping[str, Any]) -> PairData:
     """The study's pairs indexed as the assignment says, with its ``embedding`` vectors."""
-    vocab, train, dev = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"], params["end_token"])
+    vocab, train, dev, test = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"], params["end_token"])
     vectors = None
     if params["embedding"] is not None:
         vectors, _ = load_embeddings(vocab, resolve_source(params["embedding"], ctx.data_dir), ctx.cache_dir, seed=EMBEDDING_SEED)
-    return PairData(vocab, train, dev, len(LABELS), vectors)
+    return PairData(vocab, train, dev, len(LABELS), vectors, test)
 
 
 def batch_of(pairs: IndexedPairs, indices: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -150,10 +164,19 @@ def run(params: Mapping[str, Any], ctx: TrialContext, data: PairData, build: Cal
     device = choose_device(ctx.device)
     shuffle = torch.Generator().manual_seed(ctx.seed)
     dev_batches = evaluation_batches(data.dev)
-    result = train_model(build, lambda epoch: training_batches(data.train, params, shuffle),
-                         lambda model: accuracy(model, dev_batches, device), params, seed=ctx.seed, device=device)
+    test_batches = evaluation_batches(data.test) if data.test is not None else None
+
+    def evaluate(model: nn.Module) -> dict[str, float]:
+        metrics = accuracy(model, dev_batches, device)
+        if test_batches is not None:
+            metrics["test_accuracy"] = accuracy(model, test_batches, device)["accuracy"]
+        return metrics
+
+    result = train_model(build, lambda epoch: training_batches(data.train, params, shuffle), evaluate, params,
+                         seed=ctx.seed, device=device)
     return TrialOutcome(metric=result.best_metric, best_epoch=result.best_epoch, epochs_run=result.epochs_run,
-                        epoch_seconds=result.epoch_seconds)
+                        epoch_seconds=result.epoch_seconds, epoch_metrics=result.epoch_metrics,
+                        extra_metrics={k: v for k, v in result.best_metrics.items() if k != "accuracy"})
 
 
 def synthetic(n_train: int = 96, n_dev: int = 32, vocab_size: int = 40, dim: int = 8, seed: int = 0) -> PairData:
