@@ -8,6 +8,14 @@
   ``tsv_format`` (premise, hypothesis, label) and ``dgem_format`` (premise, hypothesis, label and
   the hypothesis's structure). Raw text is tokenized with spaCy's rule-based English tokenizer,
   as AllenNLP's readers did (whitespace tokens dropped).
+
+The release publishes no checksum. A ``tsv_format`` file whose md5 is one of :data:`REBUILT_MD5`
+is the split rebuilt from a public redistribution (the data folder's README: the official counts,
+byte identity with the official file not verified); records name it with a `` (rebuilt)`` suffix,
+as they name SQuAD's rebuilt train file by its own name. Every pair is kept, duplicates included
+(the rebuilt train split holds 20 exact duplicate rows; the official count, 23,596, implies them).
+A malformed line (a wrong field count, an unknown label, an empty sentence, text that is not
+UTF-8) is a :class:`DataError` naming the file and line.
 """
 from __future__ import annotations
 
@@ -16,8 +24,10 @@ import json
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
-from data.download import DataError, DataMissingError, fetch
+from data.download import DataError, DataMissingError, fetch, file_digest
+from data.inputs import input_name, note_input
 
 LABELS = ("entails", "neutral")
 TOKENIZED_SPLITS = ("dev", "test")
@@ -26,7 +36,12 @@ OFFICIAL_PAIRS = {"snli_format": {"train": 23596, "dev": 1304, "test": 2126},
                   "tsv_format": {"train": 23596, "dev": 1304, "test": 2126},
                   "dgem_format": {"train": 23088, "dev": 1304, "test": 2126}}
 URL = "http://data.allenai.org.s3.amazonaws.com/downloads/SciTailV1.1.zip"
-_GOLD = {"entailment": 0, "entails": 0, "neutral": 1}
+# md5 of the rebuilt tsv_format splits (see the module docstring)
+REBUILT_MD5 = {"train": "6c7d6590e87a65684668ec5a6e3b5468", "dev": "3b346c37e4d32df5d28af99e3b7c34f6",
+               "test": "47c0a25d9c17cfeb8d27c53ba60803a9"}
+# each format's label words -> index in LABELS
+_GOLD = {"snli_format": {"entailment": 0, "neutral": 1}, "tsv_format": {"entails": 0, "neutral": 1},
+         "dgem_format": {"entails": 0, "neutral": 1}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +54,18 @@ class PairExample:
     structure: str | None = None  # dgem_format: the hypothesis's tuples (``$$$``-joined, fields ``<>``-joined)
 
 
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text without its line break)`` of each non-blank line of a UTF-8 file."""
+    with open(path, "rb") as raw:
+        for number, line in enumerate(raw, start=1):
+            try:
+                text = line.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as err:
+                raise DataError(f"{path}:{number}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+            if text.strip():
+                yield number, text
+
+
 def read_tokenized(data_dir: str | Path, split: str) -> list[PairExample]:
     """One split of the pre-tokenized SciTail release (see the module docstring)."""
     if split not in TOKENIZED_SPLITS:
@@ -49,22 +76,20 @@ def read_tokenized(data_dir: str | Path, split: str) -> list[PairExample]:
                                "and label 0/1 per line, tab-separated), or set SYW_DATA_DIR to the folder holding "
                                "scitail_tokenized/")
     examples = []
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) != 3:
-                raise DataError(f"{path}:{number}: expected premise, hypothesis and label separated by tabs, "
-                                f"got {len(fields)} field(s)")
-            premise, hypothesis, label = fields
-            if label not in ("0", "1"):
-                raise DataError(f"{path}:{number}: label must be 0 (entails) or 1 (neutral), got {label!r}")
-            if not premise.split() or not hypothesis.split():
-                raise DataError(f"{path}:{number}: empty premise or hypothesis")
-            examples.append(PairExample(tuple(premise.split()), tuple(hypothesis.split()), int(label)))
+    for number, line in _lines(path):
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise DataError(f"{path}:{number}: expected premise, hypothesis and label separated by tabs, "
+                            f"got {len(fields)} field(s)")
+        premise, hypothesis, label = fields
+        if label not in ("0", "1"):
+            raise DataError(f"{path}:{number}: label must be 0 (entails) or 1 (neutral), got {label!r}")
+        if not premise.split() or not hypothesis.split():
+            raise DataError(f"{path}:{number}: empty premise or hypothesis")
+        examples.append(PairExample(tuple(premise.split()), tuple(hypothesis.split()), int(label)))
     if not examples:
         raise DataError(f"{path}: the file holds no pairs")
+    note_input(input_name(path, data_dir), path)
     return examples
 
 
@@ -125,36 +150,45 @@ def tokenize(text: str) -> tuple[str, ...]:
     return tuple(token.text for token in _tokenizer()(text) if not token.is_space)
 
 
-def _official_rows(path: Path, split: str, fmt: str) -> list[PairExample]:
+def _official_rows(path: Path, fmt: str) -> list[PairExample]:
     examples = []
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
+    for number, line in _lines(path):
+        if fmt == "snli_format":
+            try:
+                row = json.loads(line)
+                premise, hypothesis, gold = row["sentence1"], row["sentence2"], row["gold_label"]
+            except (json.JSONDecodeError, KeyError, TypeError) as err:
+                raise DataError(f"{path}:{number}: not a JSON object with sentence1, sentence2 and gold_label ({err})") from None
+            structure = None
+            if gold == "-":  # no consensus label: AllenNLP's reader skips the pair
                 continue
-            if fmt == "snli_format":
-                try:
-                    row = json.loads(line)
-                    premise, hypothesis, gold = row["sentence1"], row["sentence2"], row["gold_label"]
-                except (json.JSONDecodeError, KeyError, TypeError) as err:
-                    raise DataError(f"{path}:{number}: not a JSON object with sentence1, sentence2 and gold_label ({err})") from None
-                structure = None
-                if gold == "-":  # no consensus label: AllenNLP's reader skips the pair
-                    continue
-            else:
-                fields = line.rstrip("\n").split("\t")
-                wanted = 4 if fmt == "dgem_format" else 3
-                if len(fields) != wanted:
-                    raise DataError(f"{path}:{number}: expected {wanted} tab-separated fields, got {len(fields)}")
-                premise, hypothesis, gold = fields[:3]
-                structure = fields[3] if fmt == "dgem_format" else None
-            if gold not in _GOLD:
-                raise DataError(f"{path}:{number}: label must be entailment/entails or neutral, got {gold!r}")
-            examples.append(PairExample(tokenize(premise), tokenize(hypothesis), _GOLD[gold], structure))
+        else:
+            fields = line.split("\t")
+            wanted = 4 if fmt == "dgem_format" else 3
+            if len(fields) != wanted:
+                raise DataError(f"{path}:{number}: expected {wanted} tab-separated fields, got {len(fields)}")
+            premise, hypothesis, gold = fields[:3]
+            structure = fields[3] if fmt == "dgem_format" else None
+        if gold not in _GOLD[fmt]:
+            raise DataError(f"{path}:{number}: label must be {' or '.join(_GOLD[fmt])}, got {gold!r}")
+        premise_tokens, hypothesis_tokens = tokenize(premise), tokenize(hypothesis)
+        if not premise_tokens or not hypothesis_tokens:
+            raise DataError(f"{path}:{number}: empty {'premise' if not premise_tokens else 'hypothesis'}")
+        examples.append(PairExample(premise_tokens, hypothesis_tokens, _GOLD[fmt][gold], structure))
     if not examples:
         raise DataError(f"{path}: the file holds no pairs")
     return examples
 
 
+def is_rebuilt(path: Path, fmt: str, split: str) -> bool:
+    """Whether ``path`` is the rebuilt ``tsv_format`` file of ``split``, by its md5 (module docstring)."""
+    return fmt == "tsv_format" and file_digest(path, "md5") == REBUILT_MD5[split]
+
+
 def read_official(data_dir: str | Path, split: str, fmt: str = "snli_format") -> list[PairExample]:
-    """One split of the official SciTail v1.1 release in format ``fmt`` (see the module docstring)."""
-    return _official_rows(official_file(data_dir, fmt, split), split, fmt)
+    """One split of the official SciTail v1.1 release in format ``fmt`` (see the module docstring);
+    the file read is noted for the trial's record (``(rebuilt)`` after the name of a rebuilt one)."""
+    path = official_file(data_dir, fmt, split)
+    examples = _official_rows(path, fmt)
+    note_input(input_name(path, data_dir) + (" (rebuilt)" if is_rebuilt(path, fmt, split) else ""), path)
+    return examples

@@ -54,6 +54,7 @@ class Case:
 GLOVE = "the 0.1 0.2 0.3\n"
 CSV = "family,value\na,0.5\n"
 TREE = "(3 (2 It) (4 great))\n"
+SCITAIL = "Cells divide.\tCells split.\tentails\n"
 FIG1 = ["fig1", "--results", "{t}/results", "--out", "{t}/out"]
 
 CASES: list[Case] = [
@@ -144,6 +145,15 @@ CASES: list[Case] = [
     Case("squad-dev-file-of-another-version", {"squad/dev-v1.1.json": lambda: squad_text()},
          lambda t: call("data.squad:split_file", t, "dev"),
          DataError, r"^{t}/squad/dev-v1\.1\.json: md5 \w+, expected 3e85deb501d4e538b6bc56f786231552 \(dev-v1\.1\.json of SQuAD v1\.1\)"),
+    # --- SciTail tsv_format reader: data.scitail.read_official(t, "train", "tsv_format") (the study: test_data_scitail) ---
+    *[Case(f"scitail-{name}", {"scitail/SciTailV1.1/tsv_format/scitail_1.0_train.tsv": text},
+           lambda t: call("data.scitail:read_official", t, "train", "tsv_format"),
+           DataError, rf"^{{t}}/scitail/SciTailV1\.1/tsv_format/scitail_1\.0_train\.tsv:2: {message}$") for name, text, message in [
+        ("wrong-field-count", SCITAIL + "A b.\tC d.\n", r"expected 3 tab-separated fields, got 2"),
+        ("label-not-entails-or-neutral", SCITAIL + "A b.\tC d.\tcontradiction\n",
+         r"label must be entails or neutral, got 'contradiction'"),
+        ("not-utf8", SCITAIL.encode() + b"caf\xe9\tC d.\tneutral\n", r"not UTF-8 text \(invalid continuation byte at byte 3\)"),
+    ]],
     # --- python -m data.download ---
     Case("download-unknown-dataset", {}, lambda t: cli("data.download", "squad", "--data-dir", f"{t}/d"),
          2, r"argument dataset: invalid choice: 'squad'"),

@@ -131,7 +131,7 @@ def test_official_scitail_formats_tokenized_with_spacy(tmp_path):
 @pytest.mark.parametrize("fmt, name, text, message", [
     ("snli_format", "scitail_1.0_dev.txt", '{"sentence1": "a"}\n', "dev.txt:1: not a JSON object with sentence1"),
     ("tsv_format", "scitail_1.0_dev.tsv", "a\tb\tentails\nc\td\n", "dev.tsv:2: expected 3 tab-separated fields, got 2"),
-    ("tsv_format", "scitail_1.0_dev.tsv", "a\tb\tcontradiction\n", "dev.tsv:1: label must be entailment/entails or neutral"),
+    ("tsv_format", "scitail_1.0_dev.tsv", "a\tb\tcontradiction\n", "dev.tsv:1: label must be entails or neutral, got 'contradiction'"),
     ("dgem_format", "scitail_1.0_structure_dev.tsv", "a\tb\tentails\n", "dev.tsv:1: expected 4 tab-separated fields, got 3"),
 ])
 def test_official_scitail_rejects_malformed_lines(tmp_path, fmt, name, text, message):

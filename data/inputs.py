@@ -1,0 +1,86 @@
+"""Which data and weight files a trial read, each with its sha256 (a record's ``inputs_sha256``).
+
+A reader calls :func:`note_input` with the name a record gives the file (its path under the data
+folder, e.g. ``sst/train.txt``) and the path it opened; the runner wraps each trial in
+:func:`recording` and writes what was noted into the trial's record. A file's sha256 is computed
+once per process and file version (path, size and modification time), not once per trial.
+
+A loader that caches its result per process (a cache hit opens no file) is wrapped in
+:func:`cache_noting_inputs`: every call, hit or not, notes the files its first call read.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+
+from data.download import file_digest
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+_RECORDINGS: list[dict[str, str]] = []  # the open recordings, innermost last
+
+
+def sha256_once(path: str | Path) -> str:
+    """sha256 of ``path``'s bytes, computed once per process for each (path, size, mtime)."""
+    resolved = os.path.realpath(path)
+    stat = os.stat(resolved)
+    key = (resolved, stat.st_size, stat.st_mtime_ns)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = file_digest(Path(resolved), "sha256")
+    return _DIGESTS[key]
+
+
+def input_name(path: str | Path, data_dir: str | Path) -> str:
+    """How a record names ``path``: relative to the data folder when under it, else as given."""
+    try:
+        return Path(path).resolve().relative_to(Path(data_dir).resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _add(name: str, digest: str) -> None:
+    for seen in _RECORDINGS:
+        seen[name] = digest
+
+
+def note_input(name: str, path: str | Path) -> None:
+    """Tell the open recordings (if any) that ``path``, named ``name`` in records, was read."""
+    if _RECORDINGS:
+        _add(name, sha256_once(path))
+
+
+@contextmanager
+def recording() -> Iterator[dict[str, str]]:
+    """The files noted while the block runs (name -> sha256), filled in as they are noted."""
+    seen: dict[str, str] = {}
+    _RECORDINGS.append(seen)
+    try:
+        yield seen
+    finally:
+        _RECORDINGS.remove(seen)
+
+
+def cache_noting_inputs(maxsize: int) -> Callable[[F], F]:
+    """``functools.lru_cache(maxsize)`` whose every call notes the files the first call read."""
+    def wrap(function: F) -> F:
+        @functools.lru_cache(maxsize=maxsize)
+        def computed(*args: Any, **kwargs: Any) -> tuple[Any, dict[str, str]]:
+            with recording() as seen:
+                result = function(*args, **kwargs)
+            return result, dict(seen)
+
+        @functools.wraps(function)
+        def cached(*args: Any, **kwargs: Any) -> Any:
+            result, seen = computed(*args, **kwargs)
+            for name, digest in seen.items():
+                _add(name, digest)
+            return result
+
+        cached.cache_clear = computed.cache_clear  # type: ignore[attr-defined]
+        return cached  # type: ignore[return-value]
+
+    return wrap
