@@ -1,4 +1,6 @@
 """Replayed assignments: rows of a trial file become assignments inside the family's space, or fail clearly."""
+import csv
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -7,8 +9,8 @@ import pytest
 from data.download import DataMissingError
 from experiments.replay import ReplayError, read_cell
 from experiments.space import ConfigError, load_family
-from figures.sources import PAPER_DIR
 from figures.specs import FIGURES
+from tests import oracle
 
 HEADER = "kind\tlearning_rate\tsizes\tfilters\tstop\tweighting\n"
 ROWS = [
@@ -103,23 +105,33 @@ def test_checksum_and_missing_file(tmp_path):
         load_family("fam", dirs=[tmp_path]).params(0, 0)
 
 
+def located(stem: str, name: str, path: Path):
+    """The family ``stem`` replaying the authors' file found at ``path`` (where the tests find it)."""
+    family = load_family(stem, name=name)
+    return dataclasses.replace(family, replay=dataclasses.replace(family.replay, file=path))
+
+
 @pytest.mark.paperdata
 def test_the_authors_fig1_assignments_replay_inside_the_as_run_space():
-    import pandas as pd
-
-    path = PAPER_DIR / FIGURES[1].paper.name
-    if not path.is_file():
-        pytest.skip(f"{path} not present")
-    frame = pd.read_csv(path, sep="\t")
-    cnn_rows = frame[frame["model.encoder.architecture.type"] == "CNN"]
-    cnn = load_family("sst5_cnn_as_run_replay", name="cnn")
+    """Each replayed assignment is its row of the authors' file, read here with the csv module."""
+    path = oracle.authors_path(FIGURES[1].paper)
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    cnn_rows = [r for r in rows if r["model.encoder.architecture.type"] == "CNN"]
+    lr_rows = [r for r in rows if r["model.encoder.architecture.type"] == "LR"]
+    cnn = located("sst5_cnn_as_run_replay", "cnn", path)
     cnn_params = [cnn.params(0, i) for i in range(50)]
-    assert [p["lr"] for p in cnn_params] == cnn_rows["trainer.optimizer.lr"].tolist()
-    assert [p["max_filter_size"] for p in cnn_params] == [len(s.split(",")) for s in cnn_rows["model.encoder.architecture.ngram_filter_sizes"]]
-    assert {p["dropout"] for p in cnn_params} == {0.0, 0.1, 0.2, 0.3, 0.4}
+    assert [p["lr"] for p in cnn_params] == [float(r["trainer.optimizer.lr"]) for r in cnn_rows]
+    assert [p["dropout"] for p in cnn_params] == [float(r["model.dropout"]) for r in cnn_rows]
+    # their filter widths are the lists 1..max_filter_size ("[1, 2, 3]")
+    assert [p["max_filter_size"] for p in cnn_params] == [len(r["model.encoder.architecture.ngram_filter_sizes"].split(","))
+                                                          for r in cnn_rows]
+    assert {p["dropout"] for p in cnn_params} == {0.0, 0.1, 0.2, 0.3, 0.4}  # the file's values, as the family notes
     assert cnn_params[0]["scheduler_mode"] == "min" and cnn_params[0]["vocabulary"] == "train_dev_test"
-    lr = load_family("sst5_lr_replay", name="lr")
+    lr = located("sst5_lr_replay", "lr", path)
     lr_params = [lr.params(0, i) for i in range(50)]
-    assert sum(p["stopwords"] for p in lr_params) == 22 and sum(p["weight"] == "tfidf" for p in lr_params) == 17
+    assert [p["stopwords"] for p in lr_params] == [r["stopwords"] == "english" for r in lr_rows]
+    assert [p["weight"] for p in lr_params] == [r["weight"].replace("tf-idf", "tfidf") for r in lr_rows]
+    assert [p["C"] for p in lr_params] == [float(r["C"]) for r in lr_rows]
     with pytest.raises(ConfigError, match="only 50 rows"):
         cnn.params(0, 50)

@@ -1,6 +1,7 @@
 """``syw curve`` (analysis.cli) on every input it reads: CSV, TSV in the authors' layout, nested JSONL,
 allentune's results.jsonl, a real Ray Tune run, a real Optuna study; the files it writes; the columns
 it picks or refuses; the forecast on a known distribution; the authors' four files."""
+import itertools
 import json
 import os
 import shutil
@@ -16,9 +17,8 @@ from PIL import Image
 
 from analysis.cli import main
 from analysis.forecast import forecast
-from experiments.space import REPO
-from figures.sources import PAPER_DIR
 from figures.specs import FIGURES
+from tests import oracle
 
 
 def run(tmp_path: Path, *argv: str) -> tuple[pd.DataFrame, str]:
@@ -208,36 +208,47 @@ def test_optuna_not_installed_says_how_to_install(tmp_path, monkeypatch, capsys)
                           "pip install 'show-your-work[optuna]'") and "Traceback" not in err
 
 
-def paper_file(name: str) -> Path:
-    path = PAPER_DIR / name
-    if not path.is_file():
-        pytest.skip(f"the authors' {name} is not in {PAPER_DIR}")
-    return path
+def trial_axis_changes(names: tuple[str, str], a: list[float], b: list[float]) -> list[str]:
+    """Where one of two groups overtakes the other on the trial axis (a tie keeps the leader), from tests/oracle.py."""
+    out, current = [], None
+    for n in range(1, min(len(a), len(b)) + 1):
+        x, y = oracle.eq8(a, n), oracle.eq8(b, n)
+        leader = names[0] if x > y else names[1] if y > x else None
+        if leader and current and leader != current:
+            out.append(f"{leader} overtakes {current} at n = {n} trials")
+        current = leader or current
+    return out
 
 
 @pytest.mark.paperdata
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
-def test_the_authors_files_reproduce_the_paper_budget_tables(tmp_path, number):
-    """The numbers `python -m figures budgets --source paper` committed in figures/budgets_paper.csv."""
+def test_syw_curve_on_the_authors_files(tmp_path, number):
+    """`syw curve` on each of the authors' files: every group's Eq. 8, SD and unbiased columns, the budgets
+    to reach the paper's targets (the reported numbers of Figs. 3 and 4, Fig. 1's 0.395) and where one
+    group overtakes another, against tests/oracle.py over the rows read with the csv module."""
     spec = FIGURES[number]
-    committed = pd.read_csv(REPO / "figures" / "budgets_paper.csv")
-    committed = committed[committed.study == spec.study]
-    targets = sorted(committed.target.dropna().unique())
-    args = [str(paper_file(spec.paper.name)), "--metric", spec.paper.metric_column, "--group", spec.paper.group_column]
+    theirs = oracle.authors_trials(spec.paper)
+    targets = sorted(set(spec.references.values()) | ({spec.guide[1]} if spec.guide else set()))
+    args = [str(oracle.authors_path(spec.paper)), "--metric", spec.paper.metric_column, "--group", spec.paper.group_column]
     table, report = run(tmp_path, *args, *(a for t in targets for a in ("--target", f"{t:g}")))
     column = spec.paper.group_column
     for value, family in spec.paper.groups.items():
+        scores = theirs[family]["scores"]
+        ns = list(range(1, len(scores) + 1))
         mine = table[table[column].astype(str) == value].set_index("n")
-        theirs = committed[committed.family == family]
-        for row in theirs[theirs.statistic == "expected_max"].itertuples():
-            assert mine.expected_max[row.trials] == pytest.approx(row.value, abs=5e-7), (family, row.trials)
-        for row in theirs[theirs.statistic.str.startswith("budget_to_reach")].itertuples():
-            where = "trials" if row.statistic == "budget_to_reach" else "trials (3 decimals)"
-            expected = "not within N" if pd.isna(row.trials) else str(int(row.trials))
-            line = next(line for line in report.splitlines() if line.startswith(f"| {value} | {row.target:g} |"))
+        assert mine.index.tolist() == ns, value
+        # the table keeps 10 significant digits
+        assert mine.expected_max.tolist() == pytest.approx([oracle.eq8(scores, n) for n in ns], abs=1e-9), value
+        assert mine.spread_sd.tolist() == pytest.approx([oracle.eq8_sd(scores, n) for n in ns], abs=1e-9), value
+        assert mine.unbiased.tolist() == pytest.approx([oracle.unbiased(scores, n) for n in ns], abs=1e-9), value
+        for target in targets:
+            line = next(line for line in report.splitlines() if line.startswith(f"| {value} | {target:g} |"))
             cells = [c.strip() for c in line.strip("|").split("|")]
-            assert cells[3 if where == "trials" else 4] == expected, (family, row.target, line)
-    crossings = committed[committed.statistic == "crossover_trials"]
-    for row in crossings.itertuples():
-        leader, previous = (next(k for k, v in spec.paper.groups.items() if v == f) for f in row.family.split(" over "))
-        assert f"{leader} overtakes {previous} at n = {int(row.trials)} trials" in report
+            for cell, decimals in ((cells[3], None), (cells[4], 3)):
+                n = oracle.first_reaching(scores, target, len(scores), decimals=decimals)
+                assert cell == (str(n) if n else "not within N"), (value, target, line)
+    expected = set()
+    for (a, fa), (b, fb) in itertools.combinations(spec.paper.groups.items(), 2):
+        expected |= set(trial_axis_changes((a, b), theirs[fa]["scores"], theirs[fb]["scores"]))
+    found = {line[2:] for line in report.splitlines() if line.startswith("- ") and line.endswith(" trials")}
+    assert found == expected
