@@ -79,7 +79,9 @@ def check_run_settings(cfg: DictConfig, where: str) -> None:
     _number(cfg, "seed", where, integer=True)  # numpy's seed sequences take non-negative integers
     _number(cfg, "resources.cpus_per_trial", where, strict=True)
     if OmegaConf.select(cfg, "resources.gpus_per_trial") != "auto":
-        _number(cfg, "resources.gpus_per_trial", where)
+        gpus = _number(cfg, "resources.gpus_per_trial", where)
+        if gpus > 1 and gpus != int(gpus):  # Ray shares one GPU between trials or gives whole ones
+            raise ConfigError(where, "resources.gpus_per_trial", f"must be auto, a fraction up to 1 or a whole number, got {gpus!r}")
     _number(cfg, "ray.verbose", where, integer=True)
     address = OmegaConf.select(cfg, "ray.address", default=None)
     if address is not None and not isinstance(address, str):

@@ -94,13 +94,36 @@ def stop_ray() -> None:
     ray.shutdown()
 
 
-def gpus_per_trial(setting: Any, where: str) -> float:
-    """GPUs per trial: ``auto`` is 1 when the cluster has GPUs, else 0; a number must find GPUs there."""
+def node_resources() -> list[dict[str, float]]:
+    """The resources of each live node of the Ray cluster this driver is connected to."""
     import ray
 
-    have = ray.cluster_resources().get("GPU", 0)
-    if setting == "auto":
-        return 1.0 if have else 0.0
-    if setting and not have:
-        raise ConfigError(where, "resources.gpus_per_trial", f"{setting} GPUs per trial asked for, but the Ray cluster has no GPU")
-    return float(setting)
+    return [node["Resources"] for node in ray.nodes() if node.get("Alive")]
+
+
+def _count(n: float, what: str) -> str:
+    return f"{n:g} {what}{'' if n == 1 else 's'}"
+
+
+def trial_resources(cpus: float, gpus: Any, nodes: list[dict[str, float]], where: str) -> dict[str, float]:
+    """A trial's Ray resources, ``{"cpu": ..., "gpu": ...}``, checked against the cluster's nodes.
+
+    ``gpus`` is ``auto`` (1 when a node has a GPU, else 0) or a number. A trial runs on one node,
+    so a request that no single node can meet would wait forever in Ray's queue: it raises
+    :class:`ConfigError` naming ``where`` and the setting instead.
+    """
+    most_gpus = max((node.get("GPU", 0) for node in nodes), default=0)
+    most_cpus = max((node.get("CPU", 0) for node in nodes), default=0)
+    if gpus == "auto":
+        gpus = 1.0 if most_gpus >= 1 else 0.0
+    gpus = float(gpus)
+    if gpus and not most_gpus:
+        raise ConfigError(where, "resources.gpus_per_trial", f"{_count(gpus, 'GPU')} per trial asked for, but the Ray "
+                          "cluster has no GPU (auto uses GPUs only where there are some)")
+    if gpus > most_gpus:
+        raise ConfigError(where, "resources.gpus_per_trial", f"{_count(gpus, 'GPU')} per trial asked for, but the largest "
+                          f"node of the Ray cluster has {most_gpus:g} (a trial runs on one node)")
+    if cpus > most_cpus:
+        raise ConfigError(where, "resources.cpus_per_trial", f"{_count(cpus, 'CPU')} per trial asked for, but the largest "
+                          f"node of the Ray cluster has {most_cpus:g} (a trial runs on one node)")
+    return {"cpu": float(cpus), "gpu": gpus}

@@ -19,7 +19,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from data.download import DataError, DataMissingError
 from experiments.checks import check_family_code, check_records_match, study_file, validate
-from experiments.cluster import gpus_per_trial, start_ray, stop_ray
+from experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
 from experiments.progress import Progress, data_stopper, record_callback
 from experiments.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records
 from experiments.space import REPO, ConfigError, Family
@@ -138,7 +138,7 @@ def main(cfg: DictConfig) -> None:
     print(f"[{cfg.study.name}] Ray ready in {time.perf_counter() - started:.1f} s (cluster "
           f"{ray.get_runtime_context().gcs_address}, this node {ray.util.get_node_ip_address()}; {how})", flush=True)
     try:
-        resources = {"cpu": float(cfg.resources.cpus_per_trial), "gpu": gpus_per_trial(cfg.resources.gpus_per_trial, study_file())}
+        resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
         commit = suite_commit()
         for family in families:
             if todo[family.name]:

@@ -40,8 +40,9 @@ def suite_commit() -> str:
         return "unknown"
 
 
-def hardware(device: str) -> dict[str, Any]:
-    """CPU model, core count, GPU name (or none) and host of the process running a trial."""
+def hardware(device: str, gpu_ids: list) -> dict[str, Any]:
+    """CPU model, core count, host, and the GPUs Ray gave the trial (``gpu_ids``, with the
+    ``CUDA_VISIBLE_DEVICES`` it set) and the name of the one trained on, or why none was."""
     cpu = platform.processor() or "unknown"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -55,7 +56,10 @@ def hardware(device: str) -> dict[str, Any]:
         import torch
 
         gpu = torch.cuda.get_device_name(torch.cuda.current_device())
-    return {"cpu": cpu, "cpu_count": os.cpu_count(), "gpu": gpu, "host": socket.gethostname()}
+    elif gpu_ids:
+        gpu = f"none: Ray gave GPU {', '.join(map(str, gpu_ids))}, but torch sees no CUDA device"
+    return {"cpu": cpu, "cpu_count": os.cpu_count(), "gpu": gpu, "gpu_ids": list(gpu_ids),
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "host": socket.gethostname()}
 
 
 def versions() -> dict[str, str]:
@@ -74,7 +78,8 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
 
     index = int(config["trial_index"])
     params = family.params(seed, index)
-    device = "cuda" if _has_gpu() else "cpu"
+    gpu_ids = assigned_gpus()
+    device = trial_device(gpu_ids)
     ctx = TrialContext(
         study=study,
         family=family.name,
@@ -102,15 +107,27 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
         record.update(status="failed", value=None, error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc(limit=8))
     record["duration_seconds"] = round(time.perf_counter() - start, 4)
     record["ended_at"] = now()
-    record["hardware"] = hardware(device)
+    record["hardware"] = hardware(device, gpu_ids)
     record["versions"] = {**versions(), "suite_commit": commit}
     tune.report({"record": record})
 
 
-def _has_gpu() -> bool:
+def assigned_gpus() -> list:
+    """The IDs of the GPUs Ray gave this trial (it sets ``CUDA_VISIBLE_DEVICES`` to them); empty
+    outside a Ray worker."""
     try:
         import ray
 
-        return bool(ray.get_gpu_ids())
+        return list(ray.get_gpu_ids())
     except Exception:
-        return False
+        return []
+
+
+def trial_device(gpu_ids: list) -> str:
+    """``cuda`` when Ray gave the trial a GPU and torch can use it, else ``cpu`` (the record's
+    ``hardware.gpu`` then says why; torch is imported only when a GPU was given)."""
+    if not gpu_ids:
+        return "cpu"
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
