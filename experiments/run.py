@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from data.download import DataError, DataMissingError
 from experiments.checks import check_family_code, check_records_match, study_file, validate
 from experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
+from experiments.cost import cost_lines
 from experiments.progress import Progress, data_stopper, record_callback
 from experiments.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records
 from experiments.space import REPO, ConfigError, Family
@@ -124,6 +125,12 @@ def main(cfg: DictConfig) -> None:
     if cfg.dry_run:
         for family in families:
             print_assignments(cfg, family, set(range(cfg.trials)) - set(todo[family.name]))
+        try:
+            print("\n".join(cost_lines(cfg.study.name, families, cfg.trials, todo, results,
+                                       [Path(d) for d in cfg.paths.get("family_dirs") or []])))
+        except (ConfigError, RecordError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            sys.exit(2)
         return
     if not any(todo.values()):
         kept = "ok records" if cfg.retry_failed else "records (retry_failed=true reruns the failed ones)"
