@@ -96,3 +96,10 @@ bench-elmo: env
 
 bench-denormals: env
 	$(PY) benchmarks/denormals.py
+
+# Every family file trained a few steps on CUDA (the CPU without a GPU), timed against the CPU (issue 38);
+# with a CUDA torch: make gpu-check TORCH_SPEC=torch. GPU_CHECK_ARGS: e.g. --out FILE, --families STEM ...
+.PHONY: gpu-check
+GPU_CHECK_ARGS ?=
+gpu-check: env
+	$(PY) benchmarks/gpu_check.py $(GPU_CHECK_ARGS)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import numpy as np
-from omegaconf import OmegaConf
 
 from experiments.replay import Replay, ReplayError, parse_replay
 
@@ -78,6 +77,8 @@ def _load_raw(stem: str, dirs: list[Path], seen: tuple[str, ...] = ()) -> tuple[
     path = find_family_file(stem, dirs)
     if path is None:
         raise FileNotFoundError(stem)
+    from omegaconf import OmegaConf  # here, not at the top: the models import this module (GPU check without omegaconf)
+
     try:
         raw = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
     except Exception as err:  # YAML syntax or interpolation errors: name the file and where
@@ -186,6 +187,8 @@ def study_config(study: str) -> dict[str, Any]:
     path = CONF_DIR / "study" / f"{study}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"there is no study {study!r} (no {path.relative_to(REPO)})")
+    from omegaconf import OmegaConf
+
     raw = OmegaConf.to_container(OmegaConf.load(path))
     return {**raw["study"], "trials": raw.get("trials")}
 
