@@ -49,7 +49,8 @@ TRAINING_SETTINGS = {
     # so epochs 0 and 1 both ran at the base rate (lag 1, spec §0)
     "scheduler_lag": {"type": "int", "min": 0, "default": 0},
     # subnormal floats flushed to zero on this trial's thread (torch.set_flush_denormal): on x86 CPUs
-    # arithmetic on them is many times slower, a cost GPUs do not pay (benchmarks/denormals.py)
+    # arithmetic on them is many times slower, a cost GPUs do not pay (benchmarks/denormals.py); a
+    # CPU setting, left off for a trial on CUDA (configure_torch)
     "flush_denormal": {"type": "bool", "default": False},
 }
 
@@ -86,6 +87,23 @@ def seed_everything(seed: int) -> None:
 def choose_device(requested: str) -> torch.device:
     """``cuda`` when it was requested and is available, else ``cpu``."""
     return torch.device("cuda" if requested == "cuda" and torch.cuda.is_available() else "cpu")
+
+
+def configure_torch(device: torch.device | str, flush_denormal: bool) -> None:
+    """The process-wide torch settings of a trial on ``device``, set every time (workers run many trials).
+
+    Threads: one, or ``SYW_TORCH_THREADS``; on CUDA this bounds only the work left on the CPU.
+    Subnormals are flushed only on a CPU: the flush is the CPU's own mode and changes nothing a GPU
+    computes. On CUDA, float32 stays IEEE float32 in matrix products and in cuDNN's convolutions
+    and LSTMs, which torch otherwise lets use TF32 (a 10-bit mantissa) on Ampere and later GPUs;
+    the paper's GTX 1080 and Titan Xp have no TF32.
+    """
+    device = torch.device(device)
+    torch.set_num_threads(max(1, int(os.environ.get("SYW_TORCH_THREADS", 1))))
+    torch.set_flush_denormal(flush_denormal and device.type == "cpu")
+    if device.type == "cuda":
+        for backend in (torch.backends.cuda.matmul, torch.backends.cudnn.conv, torch.backends.cudnn.rnn):
+            backend.fp32_precision = "ieee"
 
 
 def build_optimizer(model: nn.Module, params: Mapping[str, Any]) -> torch.optim.Optimizer:
@@ -130,10 +148,9 @@ def train_model(build: Callable[[], nn.Module], train_batches_fn: Callable[[int]
     patience and clipping that ``params`` (:data:`TRAINING_SETTINGS`) name.
 
     Trials run side by side, one per core, so torch uses one thread unless ``SYW_TORCH_THREADS``
-    says otherwise; ``flush_denormal`` applies to that thread.
+    says otherwise; ``flush_denormal`` applies to that thread on a CPU (:func:`configure_torch`).
     """
-    torch.set_num_threads(max(1, int(os.environ.get("SYW_TORCH_THREADS", 1))))
-    torch.set_flush_denormal(bool(params.get("flush_denormal", False)))  # set either way: workers run many trials
+    configure_torch(device, bool(params.get("flush_denormal", False)))
     seed_everything(seed)
     model = build().to(device)
     optimizer = build_optimizer(model, params)

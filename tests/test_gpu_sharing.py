@@ -146,3 +146,28 @@ def test_a_gpu_count_ray_cannot_give_is_refused_before_ray_starts(tmp_path):
     assert lines[0].startswith("error: ") and lines[0].endswith(
         "conf/study/toy.yaml: resources.gpus_per_trial: must be auto, a fraction up to 1 or a whole number, got 1.5")
     assert "Ray ready" not in done.stdout and not (tmp_path / "results").exists()
+
+
+def test_a_cuda_trial_leaves_the_cpu_flush_off_and_float32_in_ieee(monkeypatch):
+    """The trainer's per-trial torch settings (no GPU needed: they are process flags): the subnormal
+    flush is a CPU mode, and on CUDA TF32 is never let into cuDNN's convolutions and LSTMs or matrix products."""
+    import torch
+
+    from models.trainer import configure_torch
+
+    backends = (torch.backends.cuda.matmul, torch.backends.cudnn.conv, torch.backends.cudnn.rnn)
+    saved = [backend.fp32_precision for backend in backends], torch.get_num_threads()
+    monkeypatch.delenv("SYW_TORCH_THREADS", raising=False)
+    subnormal = torch.tensor([1e-39])  # below float32's smallest normal number, 1.18e-38
+    try:
+        configure_torch("cpu", flush_denormal=True)
+        assert (subnormal * 1.0).item() == 0.0 and torch.get_num_threads() == 1
+        assert [backend.fp32_precision for backend in backends] == saved[0]  # a CPU trial leaves CUDA's flags alone
+        configure_torch("cuda", flush_denormal=True)
+        assert (subnormal * 1.0).item() == pytest.approx(1e-39, rel=1e-3)  # kept: the flush stays off
+        assert [backend.fp32_precision for backend in backends] == ["ieee"] * 3
+    finally:
+        torch.set_flush_denormal(False)
+        for backend, value in zip(backends, saved[0]):
+            backend.fp32_precision = value
+        torch.set_num_threads(saved[1])
