@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 
 from analysis.__main__ import positive_int
-from analysis.columns import pick_duration, pick_group, pick_metric
 from analysis.curves import Options, bounds_for, budgets, build, leader_changes, table
 from analysis.forecast import MODELS, VERDICT
-from analysis.inputs import load_trials, per_trial
+from analysis.prepare import check_targets, prepare
 from analysis.report import build as report
-from analysis.table import split_groups
+from analysis.rows import POLICIES
 
 DESCRIPTION = """\
 The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,
@@ -86,6 +85,9 @@ def parser() -> argparse.ArgumentParser:
                       help="max: higher is better (default; an Optuna study's own direction when it has one)")
     what.add_argument("--pick", choices=("best", "last"), default="best",
                       help="Ray Tune: each trial's best (default) or last reported score")
+    what.add_argument("--failed", choices=POLICIES, default="drop",
+                      help="failed trials (a failed status; an empty, NaN or infinite score): left out (drop, "
+                           "default) or counted as their group's worst observed score (worst); the report counts them")
     draw = p.add_argument_group("what to draw and compute")
     draw.add_argument("--x", choices=("trials", "time"), default="trials",
                       help="x axis: trials, or training time (n x the group's mean duration)")
@@ -114,62 +116,52 @@ def parser() -> argparse.ArgumentParser:
 
 
 def curve(args: argparse.Namespace) -> int:
-    trials = load_trials(args.trials, study=args.study)
-    maximize = args.direction != "min" if args.direction else trials.directions.get(trials.preferred or "", "max") == "max"
-    metric = pick_metric(trials.frame, trials.source, args.metric, maximize=maximize, preferred=trials.preferred)
-    if args.direction is None and metric in trials.directions:
-        maximize = trials.directions[metric] == "max"
-    if trials.reports:
-        trials = per_trial(trials, metric, pick=args.pick, maximize=maximize)
-    frame = trials.frame
-    frame.attrs["source"] = trials.source
-    group = pick_group(frame, trials.source, args.group)
-    duration, duration_note = pick_duration(frame, trials.source, args.duration)
-    if args.x == "time" and duration is None:
-        raise ValueError(f"{trials.source}: --x time needs a training-time column"
-                         f"{' (' + duration_note + ')' if duration_note else ''}; pass --duration COLUMN")
-    notes = trials.notes + ([duration_note] if duration_note else [])
-    column = group or "group"
-    if group is None:
-        frame = frame.assign(group=trials.name)
-        frame.attrs["source"] = trials.source
-    groups = split_groups(frame, column, metric, duration)
+    prepared = prepare(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
+                       given_direction=args.direction, pick=args.pick, failed=args.failed)
+    check_targets(args.target, prepared)
+    if args.x == "time" and any(g.durations is None for g in prepared.groups):
+        why = next((n for n in prepared.notes if "training time" in n), None)
+        raise ValueError(f"{prepared.source}: --x time needs a training-time column"
+                         f"{' (' + why + ')' if why else ''}; pass --duration COLUMN")
+    maximize, notes = prepared.maximize, prepared.notes
     options = Options(maximize=maximize, confidence=args.confidence if args.bands else None,
                       bounds=tuple(args.bounds) if args.bounds else None, band_method=args.band_method,
                       forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
                       forecast_resamples=args.forecast_resamples)
-    bounds = bounds_for([s for s, _ in groups.values()], options.bounds, trials.source) if args.bands else None
+    bounds = bounds_for([g.scores for g in prepared.groups], options.bounds, prepared.source) if args.bands else None
     where = Path(args.trials)
-    folder = args.out or (Path(f"{trials.name}_syw") if "://" in args.trials
+    folder = args.out or (Path(f"{prepared.name}_syw") if "://" in args.trials
                           else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
     if not folder.parent.is_dir():
         raise ValueError(f"{folder}: cannot write there: the folder {folder.parent} does not exist")
     if args.forecast:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)
-    curves = build(groups, options, trials.source)
-    picked = lambda name, given: f"`{name}`" + ("" if given else " (picked)")  # noqa: E731
-    columns = {"metric": picked(metric, args.metric) + (", higher is better" if maximize else ", lower is better"), "duration": picked(duration, args.duration) if duration else "none",
-               "group": picked(group, args.group) if group else f"none (one curve, named {trials.name})"}
+    curves = build(prepared.groups, options, prepared.source)
     reach = budgets(curves, args.target, maximize)
     changes = leader_changes(curves, maximize)
     folder.mkdir(exist_ok=True)
-    table(curves, column).to_csv(folder / "expected_max.csv", index=False, float_format="%.10g")
+    table(curves, prepared.group_column).to_csv(folder / "expected_max.csv", index=False, float_format="%.10g")
     from figures.curves import draw_curves  # matplotlib only when drawing
+    from figures.plot import drawable
+
+    notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
+              "(a font such as Noto Sans CJK would)" for name, label in drawable([g.name for g in prepared.groups])[0].items()
+              if label != name]
 
     band_label = (f"dashed: {args.confidence:.0%} simultaneous confidence band (opda, {args.band_method}, "
                   f"scores in [{bounds[0]:g}, {bounds[1]:g}])" if bounds else None)
     forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
                       "bootstrap interval (not recommended: see report)" if args.forecast else None)
-    paths = draw_curves(curves, folder / "curve", title=args.title or trials.name,
-                        ylabel=args.ylabel or f"Expected best of n: {metric}", x=args.x, log_x=args.log_x, sd=args.sd,
+    paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
+                        ylabel=args.ylabel or f"Expected best of n: {prepared.metric}", x=args.x, log_x=args.log_x, sd=args.sd,
                         targets=args.target, maximize=maximize, band_label=band_label, forecast_label=forecast_label)
     files = [str(folder / "expected_max.csv"), *map(str, paths), str(folder / "report.md")]
-    text = report(curves, source=trials.source, columns=columns, notes=notes, options=options, budgets=reach,
+    text = report(curves, source=prepared.source, columns=prepared.columns, notes=notes, options=options, budgets=reach,
                   changes=changes, bounds=bounds, files=files)
     (folder / "report.md").write_text(text)
     for note in notes:
-        print(f"note: {trials.source}: {note}", file=sys.stderr)
+        print(f"note: {prepared.source}: {note}", file=sys.stderr)
     print(text.split("## How each number")[0].rstrip())
     if args.forecast:
         print(f"\nforecast: {VERDICT}", file=sys.stderr)

@@ -81,14 +81,23 @@ def pick_metric(frame: pd.DataFrame, source: str, metric: str | None = None, *, 
         ranked.append(((level, bare), column))
     if not ranked:
         kind = "a validation score (acc, accuracy, f1, em, score, ...)" if maximize else "a loss or error"
-        raise DataError(f"{source}: no numeric column is named like {kind}; pass --metric COLUMN "
-                        f"(columns: {_listing(frame.columns)})")
+        losses = [c for c in frame.columns if maximize and looks_like_loss(c) and _numeric(frame, c)
+                  and not str(c).startswith(HYPERPARAMETER_PREFIXES) and not NOT_SCORE & set(_tokens(c))]
+        hint = (f"; {_listing(losses)} look(s) like a loss (lower is better): pass --direction min"
+                if losses else "; pass --metric COLUMN")
+        raise DataError(f"{source}: no numeric column is named like {kind}{hint} (columns: {_listing(frame.columns)})")
     top = max(rank for rank, _ in ranked)
     best = [column for rank, column in ranked if rank == top]
     if len(best) > 1:
         raise DataError(f"{source}: several columns could hold the validation score: {_listing(best)}; "
                         "pass --metric COLUMN")
     return best[0]
+
+
+def looks_like_loss(column: str) -> bool:
+    """Whether a column's name says lower is better (loss, error, perplexity, ...) and not a score."""
+    tokens = set(_tokens(column))
+    return bool(LOSS_WORDS & tokens) and not SCORE_WORDS & tokens
 
 
 def _group_like(column: str) -> bool:

@@ -13,6 +13,7 @@ from analysis.bands import confidence_bands
 from analysis.budget import budget_to_reach, crossovers, time_crossovers
 from analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
 from analysis.forecast import Forecast, forecast
+from analysis.prepare import Group
 from experiments.units import human_duration
 
 
@@ -63,11 +64,11 @@ def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, sou
     return bounds
 
 
-def build(groups: dict[str, tuple[np.ndarray, np.ndarray | None]], options: Options, source: str) -> list[Curve]:
-    """A :class:`Curve` per group (``analysis.table.split_groups`` output)."""
-    bounds = bounds_for([s for s, _ in groups.values()], options.bounds, source) if options.confidence else None
+def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
+    """A :class:`Curve` per group (``analysis.prepare``)."""
+    bounds = bounds_for([g.scores for g in groups], options.bounds, source) if options.confidence else None
     out = []
-    for name, (scores, durations) in groups.items():
+    for name, scores, durations in ((g.name, g.scores, g.durations) for g in groups):
         ns = np.arange(1, scores.size + 1)
         top = max(scores.size, options.forecast_to or 0)
         band = None

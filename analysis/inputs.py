@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.table import read_records
+from analysis.rows import finished
+from analysis.table import read_table
 from data.download import DataError
 from experiments.records import iter_records
 
@@ -22,6 +23,7 @@ RAY_KEYS = {"timestamp", "checkpoint_dir_name", "done", "training_iteration", "t
             "time_total_s", "pid", "hostname", "node_ip", "time_since_restore", "iterations_since_restore",
             "experiment_tag", "should_checkpoint"}  # what Ray Tune adds to every reported result
 DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+OPTUNA_EXPORT = {"number", "state", "datetime_start"}  # study.trials_dataframe() columns
 
 
 @dataclass
@@ -47,9 +49,26 @@ def load_trials(source: str, *, study: str | None = None) -> Trials:
         return read_ray(path)
     if path.suffix.lower() in DATABASE_SUFFIXES:
         raise DataError(f"{path}: a database file; give an Optuna study as its storage URL, sqlite:///{path}")
-    frame = read_records(path)
-    notes = [f"{frame.attrs['dropped']} row(s) whose status is not ok are left out"] if frame.attrs.get("dropped") else []
-    return Trials(frame, str(path), path.stem, notes=notes)
+    frame = read_table(path)
+    if OPTUNA_EXPORT <= set(frame.columns):
+        return Trials(from_optuna_export(frame), str(path), path.stem,
+                      notes=["read as Optuna's trials_dataframe() export (state, params_*, duration)"])
+    return Trials(frame, str(path), path.stem)
+
+
+def from_optuna_export(frame: pd.DataFrame) -> pd.DataFrame:
+    """Optuna's ``study.trials_dataframe()`` written as CSV, in the columns of :func:`read_optuna`:
+    ``state`` as ``status``, ``params_x`` as ``params.x``, ``user_attrs_x`` as ``user_attrs.x`` and the
+    ``duration`` timedelta (``0 days 00:01:02.5``) as ``duration_seconds``."""
+    renamed = {c: "status" if c == "state" else c.replace("params_", "params.", 1) if c.startswith("params_")
+               else c.replace("user_attrs_", "user_attrs.", 1) if c.startswith("user_attrs_") else c
+               for c in frame.columns}
+    out = frame.rename(columns=renamed)
+    if "duration" in out.columns:
+        seconds = pd.to_timedelta(out.pop("duration"), errors="coerce").dt.total_seconds()
+        out["duration_seconds"] = seconds
+    out.attrs = dict(frame.attrs)
+    return out
 
 
 def read_ray(folder: Path) -> Trials:
@@ -57,46 +76,61 @@ def read_ray(folder: Path) -> Trials:
     (one JSON line per reported result) and ``params.json`` (its configuration, as ``config.*`` columns).
     A line that is not JSON (a killed trial's torn write) is skipped with a warning, as in our records.
 
-    One row per reported result, labelled ``<trial folder>/result.json, result <i>``; trials that raised
-    (an ``error.txt`` or ``error.pkl``) or reported nothing are left out, with a note.
+    One row per reported result, labelled ``<trial folder>/result.json, result <i>``; a trial that raised
+    (an ``error.txt`` or ``error.pkl``) or reported nothing is one row with a failed ``status``
+    (``analysis.rows`` leaves it out or counts it as its group's worst).
     """
-    trial_dirs = sorted(p.parent for p in folder.glob("*/result.json"))
+    trial_dirs = sorted({p.parent for name in ("result.json", "error.txt", "error.pkl") for p in folder.glob(f"*/{name}")})
     if not trial_dirs:
         raise FileNotFoundError(f"{folder}: no trial folder with a result.json; a Ray Tune experiment folder "
                                 "(Tuner.fit's storage_path/name) holds one folder per trial")
-    rows, labels, failed, empty = [], [], [], []
+    rows, labels = [], []
     for trial in trial_dirs:
-        if (trial / "error.txt").exists() or (trial / "error.pkl").exists():
-            failed.append(trial.name)
-            continue
-        results = list(iter_records(trial / "result.json", schema=False))  # a torn line: skipped, with a warning
-        if not results:
-            empty.append(trial.name)
-            continue
-        params_file = trial / "params.json"
-        try:
-            config = json.loads(params_file.read_text()) if params_file.is_file() else results[-1].get("config", {})
-        except json.JSONDecodeError as err:
-            raise DataError(f"{params_file}: not JSON (line {err.lineno}: {err.msg})") from None
+        config = _config(trial)
         flat_config = pd.json_normalize({"config": config}).iloc[0].to_dict() if config else {}
+        error = next((p for p in (trial / "error.txt", trial / "error.pkl") if p.exists()), None)
+        results = [] if error else list(iter_records(trial / "result.json", schema=False))  # torn: skipped, warned
+        if not results:  # a trial that raised or reported nothing: a failed trial (analysis.rows)
+            rows.append({**flat_config, "trial": trial.name, "status": "error" if error else "reported-nothing"})
+            labels.append(f"{trial.name}/{error.name if error else 'result.json'}")
+            continue
         for number, result in enumerate(results, start=1):
             result = {k: v for k, v in result.items() if k != "config"}
             rows.append({**pd.json_normalize(result).iloc[0].to_dict(), **flat_config, "trial": trial.name})
             labels.append(f"{trial.name}/result.json, result {number}")
-    notes = [f"{len(names)} trial(s) {why} are left out: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}"
-             for names, why in ((failed, "that raised (error.txt)"), (empty, "that reported nothing")) if names]
-    if not rows:
-        raise DataError(f"{folder}: no trial reported a result ({'; '.join(notes)})")
-    return Trials(pd.DataFrame(rows, index=labels), str(folder), folder.name, notes=notes, reports=True)
+    frame = pd.DataFrame(rows, index=labels)
+    if "status" in frame.columns and finished(frame).ne("ok").all():
+        raise DataError(f"{folder}: no trial reported a result ({len(trial_dirs)} trial folder(s), each raised "
+                        "or reported nothing)")
+    return Trials(frame, str(folder), folder.name, reports=True)
+
+
+def _config(trial: Path) -> dict:
+    """A Ray trial's configuration: its ``params.json``, else the ``config`` of its last result."""
+    params_file = trial / "params.json"
+    try:
+        if params_file.is_file():
+            return json.loads(params_file.read_text())
+    except json.JSONDecodeError as err:
+        raise DataError(f"{params_file}: not JSON (line {err.lineno}: {err.msg})") from None
+    results = list(iter_records(trial / "result.json", schema=False)) if (trial / "result.json").is_file() else []
+    return results[-1].get("config", {}) if results else {}
 
 
 def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool = True) -> Trials:
     """One row per trial of a Ray Tune experiment: its report with the best (or the last) ``metric``,
     with the trial's whole training time (``time_total_s`` of its last report)."""
     frame = trials.frame
+    if metric not in frame.columns:
+        raise DataError(f"{trials.source}: no trial reported {metric!r}")
     values = pd.to_numeric(frame[metric], errors="coerce")
+    state = finished(frame)
     out, labels = [], []
     for trial, part in frame.groupby("trial", sort=True):
+        if state[part.index].ne("ok").all():  # a trial that raised or reported nothing: one failed row
+            out.append(part.iloc[-1])
+            labels.append(part.index[-1])
+            continue
         scores = values[part.index]
         ok = scores[np.isfinite(scores.to_numpy(float))]
         if ok.empty:
@@ -148,19 +182,18 @@ def read_optuna(url: str, study: str | None) -> Trials:
     columns = [f"value_{i}" for i in range(len(loaded.directions))] if several else ["value"]
     directions = {c: "max" if d == optuna.study.StudyDirection.MAXIMIZE else "min"
                   for c, d in zip(columns, loaded.directions)}
-    rows, labels, states = [], [], {}
+    rows, labels = [], []
     for trial in loaded.get_trials(deepcopy=False):
-        if trial.state != optuna.trial.TrialState.COMPLETE:
-            states[trial.state.name.lower()] = states.get(trial.state.name.lower(), 0) + 1
-            continue
-        row = dict(zip(columns, trial.values), number=trial.number)
+        complete = trial.state == optuna.trial.TrialState.COMPLETE
+        row = dict(zip(columns, trial.values if complete else [np.nan] * len(columns)), number=trial.number,
+                   status=trial.state.name.lower())
         row.update({f"params.{k}": v for k, v in trial.params.items()})
         row.update({f"user_attrs.{k}": v for k, v in trial.user_attrs.items() if np.isscalar(v)})
         row["duration_seconds"] = trial.duration.total_seconds() if trial.duration else np.nan
         rows.append(row)
         labels.append(f"trial {trial.number}")
-    notes = [f"{count} {state} trial(s) are left out (no final value)" for state, count in sorted(states.items())]
-    if not rows:
-        raise DataError(f"{url}: study {name!r} has no complete trial{' (' + '; '.join(notes) + ')' if notes else ''}")
-    return Trials(pd.DataFrame(rows, index=labels), f"{url} (study {name})", name, directions,
-                  None if several else "value", notes)
+    frame = pd.DataFrame(rows, index=labels)
+    if not rows or finished(frame).ne("ok").all():
+        held = ", ".join(f"{n} {s}" for s, n in frame["status"].value_counts().sort_index().items()) if rows else "none"
+        raise DataError(f"{url}: study {name!r} has no complete trial (trials: {held})")
+    return Trials(frame, f"{url} (study {name})", name, directions, None if several else "value")

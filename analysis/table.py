@@ -1,23 +1,45 @@
 """Read trial records (CSV, TSV or JSONL) and tabulate expected-max curves per group."""
 from __future__ import annotations
 
+import csv
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
+from analysis.rows import finished
 from data.download import DataError
 from experiments.records import iter_records
 
+DELIMITERS = ",\t;|"
 
-def read_records(path: str | Path) -> pd.DataFrame:
-    """Load a records file by extension: .csv, .tsv/.tab, .jsonl/.json (nested fields become ``a.b`` columns).
 
-    Rows with a ``status`` column other than ``ok`` are dropped (the trial records of
-    ``experiments.run`` mark failed trials so); ``frame.attrs`` holds the ``source`` path
-    and how many rows were ``dropped``. The index says where each row is in the file:
-    ``"line 3"`` (CSV, TSV: one row a line) or ``"record 3"`` (the third complete JSON record).
+def sniff(path: Path, default: str) -> tuple[str, str]:
+    """The field delimiter and decimal mark of a delimited text file: the one of ``,``, tab, ``;``, ``|``
+    that splits the first lines alike (``default``, the extension's, when several do); a ``;`` file
+    whose numbers are written ``0,83`` has the decimal comma of a European spreadsheet."""
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        sample = "".join(line for _, line in zip(range(50), handle) if line.strip())
+    try:
+        found = csv.Sniffer().sniff(sample, delimiters=DELIMITERS).delimiter
+    except csv.Error:
+        found = default
+    lines = sample.splitlines()
+    counts = {d: {line.count(d) for line in lines} for d in DELIMITERS}
+    if len(counts[default]) == 1 and counts[default] != {0}:  # the extension's delimiter splits every line alike
+        found = default
+    decimal = "," if found == ";" and re.search(r"(^|;)\s*-?\d+,\d+\s*(;|$)", sample, re.M) else "."
+    return found, decimal
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Every row of a records file, by extension: .csv, .tsv, .tab (the delimiter sniffed:
+    ``,``, tab, ``;`` or ``|``) or .jsonl/.json (nested fields become ``a.b`` columns).
+
+    ``frame.attrs["source"]`` is the path; the index says where each row is in the file:
+    ``"line 3"`` (delimited text: one row a line) or ``"record 3"`` (the third complete JSON record).
     A file that cannot be parsed or holds no record raises :class:`DataError` naming it (a JSONL
     line that is not a trial record: ``experiments.records.RecordError``, naming file and line).
     """
@@ -27,7 +49,8 @@ def read_records(path: str | Path) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv", ".tab"):
         try:  # blank lines kept (as empty rows, dropped below) so that row i is line i + 2
-            frame = pd.read_csv(path, sep="," if suffix == ".csv" else "\t", skip_blank_lines=False)
+            sep, decimal = sniff(path, "," if suffix == ".csv" else "\t")
+            frame = pd.read_csv(path, sep=sep, decimal=decimal, skip_blank_lines=False)
         except pd.errors.EmptyDataError as err:
             raise DataError(f"{path}: the file is empty, not even a header line") from err
         except UnicodeDecodeError as err:
@@ -43,11 +66,19 @@ def read_records(path: str | Path) -> pd.DataFrame:
         raise ValueError(f"{path}: unknown records format {suffix!r} (use .csv, .tsv or .jsonl)")
     if frame.empty:
         raise DataError(f"{path}: no record in the file (a header only, or only blank or torn lines)")
-    n_rows = len(frame)
-    if "status" in frame.columns:
-        frame = frame[frame["status"] == "ok"]
-    frame.attrs.update(source=str(path), dropped=n_rows - len(frame))
+    frame.attrs["source"] = str(path)
     return frame
+
+
+def read_records(path: str | Path) -> pd.DataFrame:
+    """:func:`read_table`'s rows of finished trials: a ``status`` (or ``state``) column, read
+    case-insensitively, must name a finished trial (``ok``, ``COMPLETE``, ...: ``analysis.rows.OK``).
+    ``frame.attrs`` holds the ``source`` path and how many rows were ``dropped``.
+    """
+    frame = read_table(path)
+    kept = frame[finished(frame) == "ok"]
+    kept.attrs.update(source=str(path), dropped=len(frame) - len(kept))
+    return kept
 
 
 def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:

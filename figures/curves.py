@@ -12,7 +12,7 @@ from matplotlib.patches import Patch
 from analysis import budget_to_reach, time_axis
 from analysis.curves import Curve
 from experiments.units import human_duration
-from figures.plot import SD_LABEL, colours, finish, plt, shade_sd, time_ticks
+from figures.plot import SD_LABEL, colours, drawable, finish, plt, shade_sd, time_ticks
 
 
 def _axis(curve: Curve, size: int, x: str) -> np.ndarray:
@@ -28,13 +28,23 @@ def draw_curves(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str,
                 maximize: bool = True, band_label: str | None = None, forecast_label: str | None = None) -> list[Path]:
     """Write ``<out_stem>.pdf`` and ``.png``. ``band_label``/``forecast_label`` name what the bands and
     forecast are (their level and construction) in the legend."""
+    shown, families = drawable([c.name for c in curves] + [title])
+    with plt.rc_context({"font.family": families}):
+        return _draw(curves, out_stem, shown, title=title if shown[title] == title else "", ylabel=ylabel, x=x,
+                     log_x=log_x, sd=sd, targets=targets, maximize=maximize, band_label=band_label,
+                     forecast_label=forecast_label)
+
+
+def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: str, ylabel: str, x: str,
+          log_x: bool, sd: bool, targets, maximize: bool, band_label: str | None,
+          forecast_label: str | None) -> list[Path]:
     styles = colours([c.name for c in curves])
     fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
     lows, highs = [], []
     for c in curves:
         color, linestyle = styles[c.name]
         xs = _axis(c, c.scores.size, x)
-        ax.plot(xs, c.mean, color=color, ls=linestyle, lw=1.8, label=f"{c.name} (N = {c.scores.size})")
+        ax.plot(xs, c.mean, color=color, ls=linestyle, lw=1.8, label=f"{shown[c.name]} (N = {c.scores.size})")
         # from the curve's start to the best score seen (failed trials would squash the curves)
         lows.append(c.mean.min() if maximize else c.scores.min())
         highs.append(c.scores.max() if maximize else c.mean.max())
@@ -65,7 +75,7 @@ def draw_curves(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str,
                 ax.axvline(at, color=styles[c.name][0], ls=":", lw=1)
                 cost = f" ({human_duration(at)})" if x == "time" else ""
                 extra.append(Line2D([], [], color=styles[c.name][0], ls=":",
-                                    label=f"{c.name} reaches {target:g} at n = {n}{cost}"))
+                                    label=f"{shown[c.name]} reaches {target:g} at n = {n}{cost}"))
         lows.append(target)
         highs.append(target)
     if sd:

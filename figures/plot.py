@@ -7,14 +7,17 @@ that target comes from.
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import matplotlib
+import matplotlib.font_manager
 import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.ft2font import FT2Font  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from analysis import budget_to_reach, time_axis  # noqa: E402
@@ -36,6 +39,44 @@ STYLES: dict[str, tuple[str, str]] = {
     "cnn_as_run_replay": (ORANGE, "-"), "cnn_authors": (BROWN, "-"),
 }
 SD_LABEL = "shading: ±1 SD of the best of n (section 3.3), clipped to the observed scores"
+
+
+@functools.lru_cache(maxsize=1)
+def _charmaps() -> tuple[tuple[str, frozenset[int]], ...]:
+    """(family, code points it draws) of every font matplotlib finds, the default family first."""
+    found: dict[str, set[int]] = {}
+    for entry in matplotlib.font_manager.fontManager.ttflist:
+        if entry.name.startswith("Last Resort"):  # a box for every code point: what a missing glyph looks like
+            continue
+        try:
+            found.setdefault(entry.name, set()).update(FT2Font(entry.fname).get_charmap())
+        except (OSError, RuntimeError):  # a font file matplotlib lists but cannot open
+            continue
+    first = matplotlib.rcParams["font.sans-serif"][0]
+    return tuple(sorted(((k, frozenset(v)) for k, v in found.items()), key=lambda kv: kv[0] != first))
+
+
+def drawable(names: list[str]) -> tuple[dict[str, str], list[str]]:
+    """Each name as a figure shows it, and the font families that draw them (the default first).
+
+    A name whose every character some installed font draws (CJK with Noto CJK installed, say) is
+    shown as it is, in those fonts; any other is shown as ``group <k>`` (the report gives the name),
+    rather than as boxes with a warning per missing glyph.
+    """
+    fonts = _charmaps()
+    families = [fonts[0][0]]
+    shown = {}
+    for k, name in enumerate(names, start=1):
+        needed = []
+        for char in {c for c in str(name) if not c.isspace()}:
+            family = next((f for f, codes in fonts if ord(char) in codes), None)
+            if family is None:
+                needed = None
+                break
+            needed.append(family)
+        shown[name] = f"group {k}" if needed is None else str(name)
+        families += [f for f in needed or [] if f not in families]
+    return shown, families
 
 
 def style(family: str) -> tuple[str, str]:
