@@ -1,6 +1,7 @@
 """GPU sharing without a GPU: a local Ray told it has logical GPUs runs the runner's trials as
 ``resources.gpus_per_trial`` says (four at once on a quarter each, one per GPU, ``auto``), each
-trial records the GPU Ray gave it, and a request the cluster cannot meet is one clear error."""
+trial records the GPU Ray gave it, and a request the cluster cannot meet is one clear error.
+Then what a trial on CUDA sets (docs/gpu.md): the CPU-only flush off, float32 kept IEEE."""
 import json
 from datetime import datetime
 from pathlib import Path
@@ -171,3 +172,24 @@ def test_a_cuda_trial_leaves_the_cpu_flush_off_and_float32_in_ieee(monkeypatch):
         for backend, value in zip(backends, saved[0]):
             backend.fp32_precision = value
         torch.set_num_threads(saved[1])
+
+
+LOWER_PRECISION = {"autocast", "half", "bfloat16", "float16", "GradScaler", "amp"}  # attributes: torch.amp, x.half()
+LOWER_PRECISION_NAMES = {"autocast", "GradScaler", "bfloat16", "float16"}  # imported names (`half` is a fine variable)
+
+
+def test_no_model_lowers_float32_precision():
+    """Mixed precision is never switched on: no autocast, .half(), bfloat16/float16 or GradScaler in
+    the suite's training code (names and attributes, read from the source)."""
+    import ast
+
+    from tests.runner_util import REPO
+
+    found = []
+    for folder in ("models", "experiments", "data"):
+        for file in sorted((REPO / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(file.read_text())):
+                if isinstance(node, ast.Attribute) and node.attr in LOWER_PRECISION or \
+                        isinstance(node, ast.Name) and node.id in LOWER_PRECISION_NAMES:
+                    found.append(f"{file.relative_to(REPO)}:{node.lineno}: {ast.unparse(node)}")
+    assert found == []
