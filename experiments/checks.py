@@ -3,6 +3,7 @@ file (against the settings its training function declares), and that existing re
 with the same seed and search space."""
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -121,26 +122,25 @@ def check_records_match(family: Family, seed: int, path: Path) -> None:
                               "the file to start over")
 
 
-def check_family_code(family: Family, *, required: bool = True) -> bool:
+def check_family_code(family: Family) -> None:
     """Check that a family's training function exists and that the family file fits the ``SETTINGS``
-    it declares (:mod:`experiments.settings`); return whether it exists.
-
-    With ``required=False`` (a dry run) a family whose model is not in the suite yet passes, so
-    its assignments can still be shown.
-    """
+    it declares (:mod:`experiments.settings`). A dry run checks it too: every family's model is in
+    the suite, so a ``_target_`` that cannot be imported is a typo, found before any trial."""
     from hydra.utils import get_method
 
     if not defined_in_source(family.train_target):
         try:
             get_method(family.train_target)
         except Exception:
-            if not required:
-                return False
-            raise ConfigError(family.file, "train._target_", f"{family.train_target} cannot be imported: the model of family "
-                              f"{family.name!r} is not in this suite yet (dry_run=true still shows its assignments)") from None
+            module, _, name = family.train_target.rpartition(".")
+            try:
+                why = f"{module} has no {name!r}" if importlib.util.find_spec(module) else f"there is no module {module}"
+            except (ImportError, ValueError):
+                why = f"there is no module {module}"
+            raise ConfigError(family.file, "train._target_", f"{family.train_target} cannot be imported: {why} "
+                              f"(family {family.name!r})") from None
     declared = declared_settings(family.train_target)
     if not isinstance(declared, dict):
         raise ConfigError(family.file, "train._target_", f"the module of {family.train_target} declares no SETTINGS "
                           "(the settings its training function reads; see experiments/settings.py)")
     check_settings(family, declared)
-    return True

@@ -100,9 +100,7 @@ def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
     """Every check that needs no Ray; the families and the trial indices each still has to run."""
     families = validate(cfg)
     for family in families:
-        if not check_family_code(family, required=not cfg.dry_run):
-            print(f"note: {family.file.name}: {family.train_target} is not in this suite yet; its settings are not checked",
-                  file=sys.stderr)
+        check_family_code(family)
         if family.replay is not None:  # every replayed row must lie in the space, before Ray starts
             for index in range(cfg.trials):
                 family.params(cfg.seed, index)
