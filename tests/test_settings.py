@@ -71,9 +71,17 @@ def test_check_settings_names_file_and_key(tmp_path, text, key, message):
 
 
 def test_check_settings_accepts_a_good_family_and_exclusive_bounds(tmp_path):
-    good = family(tmp_path, "fixed: {optimizer: adam, pair: [1, 2], dropout: 0.1}\n"
-                            "search: {epochs: {distribution: uniform_int, low: 1, high: 2, exclusive_high: true}}")
-    check_settings(good, DECLARED)
+    text = ("fixed: {optimizer: adam, pair: [1, 2], dropout: 0.1}\n"
+            "search: {epochs: {distribution: uniform_int, low: 1, high: 2, exclusive_high: %s}}")
+    good = family(tmp_path, text % "true")
+    assert check_settings(good, DECLARED) is None  # accepted: it raises for a family it refuses
+    for index in range(5):  # what it accepted is what the function reads: every draw resolves, defaults filled
+        assert resolve(good.params(0, index), DECLARED) == {"optimizer": "adam", "pair": [1, 2], "dropout": 0.1,
+                                                            "epochs": 1, "flag": False, "size": None}
+    at_most_1 = {**DECLARED, "epochs": {"type": "int", "min": 1, "max": 1}}
+    assert check_settings(good, at_most_1) is None  # the exclusive high end 2 is never drawn
+    with pytest.raises(ConfigError, match="must be at most 1, but the distribution's high end is 2"):
+        check_settings(family(tmp_path, text % "false", name="inclusive"), at_most_1)
 
 
 def test_resolve_fills_defaults_and_rejects_bad_values():

@@ -8,7 +8,7 @@ from data.download import DataError, DataMissingError
 from data.scitail import PairExample, read_tokenized
 from models.tasks import pair, span
 from models.tasks.squad_metric import exact_match, f1, normalize_answer, score
-from tests.fixtures_sst import real_data_dir, requires_real_sst
+from tests.fixtures_sst import real_data_dir, requires_real
 
 
 @pytest.mark.parametrize("text, normalized", [
@@ -98,7 +98,7 @@ def test_tokenized_scitail_missing_and_empty(tmp_path):
 
 
 @pytest.mark.realdata
-@requires_real_sst
+@requires_real("scitail_tokenized/dev.txt", "scitail_tokenized/test.txt")
 def test_real_tokenized_scitail_counts():
     dev, test = read_tokenized(real_data_dir(), "dev"), read_tokenized(real_data_dir(), "test")
     assert (len(dev), sum(ex.label == 0 for ex in dev)) == (1304, 657)

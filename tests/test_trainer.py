@@ -161,6 +161,34 @@ def test_train_model_seeds_builds_and_reads_the_settings():
         train_model(build, batches, lambda m: 0.0, {**params, "optimizer": "sgd"}, seed=3)
 
 
+class RandomLine(nn.Module):
+    """A line y = a x + b whose a and b start at random (torch's default initialisation of nn.Linear)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(1, 1)
+
+    def forward(self, x, y):
+        return {"loss": ((self.linear(x.unsqueeze(-1)).squeeze(-1) - y) ** 2).mean()}
+
+
+def test_train_model_seeds_the_initial_weights():
+    """The seed, not whatever the global generator held before, decides a model's initial weights."""
+    initial = []
+
+    def build():
+        model = RandomLine()
+        initial.append(torch.cat([p.detach().flatten().clone() for p in model.parameters()]))
+        return model
+
+    params = {"epochs": 1, "patience": None, "optimizer": "adam", "lr": 0.1, "scheduler": None}
+    for before, seed in ((1, 3), (2, 3), (1, 4)):
+        torch.manual_seed(before)  # a different global state before each call
+        train_model(build, batches, lambda m: 0.0, params, seed=seed)
+    assert torch.equal(initial[0], initial[1])
+    assert not torch.equal(initial[0], initial[2])
+
+
 def test_flush_denormal_is_set_for_each_trial_either_way():
     subnormal = torch.tensor([1e-40])
     seen = []
