@@ -77,6 +77,7 @@ def test_a_quarter_gpu_each_runs_four_trials_at_once_on_one_gpu(tmp_path):
     rows, stdout, stderr, status = probe_study(tmp_path, 4, 4, "resources.gpus_per_trial=0.25", gpus=1)
     assert status == 0, stdout[-2000:] + stderr[-3000:]
     assert "4 of 4 trials to run (1 CPU, 0.25 GPU each)" in stdout
+    assert "(cluster 127.0.0.1:" in stdout and "this node 127.0.0.1; a new local Ray)" in stdout  # on loopback
     assert sorted(r["trial"] for r in rows) == [0, 1, 2, 3] and {r["status"] for r in rows} == {"ok"}
     assert [r["value"] for r in rows] == [4.0] * 4  # each waited until all four had arrived
     assert most_at_once(rows) == 4
