@@ -31,13 +31,27 @@ def _require(cfg: DictConfig, key: str, kind: type | tuple[type, ...], where: st
     return value
 
 
+def _check_family_trials(study: DictConfig, families: DictConfig, where: Path) -> None:
+    """``study.trials``, when given, maps some of the study's families to their own trial count."""
+    counts = study.get("trials")
+    if counts is None:
+        return
+    if not isinstance(counts, DictConfig):
+        raise ConfigError(where, "study.trials", "must map family names to trial counts, e.g. {ngram: 100}")
+    for name, count in counts.items():
+        if name not in families:
+            raise ConfigError(where, f"study.trials.{name}", f"not a family of this study (has: {', '.join(families)})")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ConfigError(where, f"study.trials.{name}", f"must be a positive whole number, got {count!r}")
+
+
 def validate(cfg: DictConfig) -> list[Family]:
     """Check the study block, the run settings and every family file; return the families to run."""
     where = study_file()
     study = cfg.get("study")
     if not isinstance(study, DictConfig):
         raise ConfigError(where, "study", "missing: choose a study, e.g. study=sst5")
-    known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction", "reduced"}
+    known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction", "reduced", "trials"}
     unknown = set(study) - known
     if unknown:
         raise ConfigError(where, f"study.{sorted(unknown)[0]}", f"unknown key (allowed: {', '.join(sorted(known))})")
@@ -50,6 +64,7 @@ def validate(cfg: DictConfig) -> list[Family]:
     if cfg.study.get("direction") not in ("max", "min"):
         raise ConfigError(where, "study.direction", f"must be max or min, got {cfg.study.get('direction')!r}")
     check_run_settings(cfg, where)
+    _check_family_trials(study, families, where)
     if cfg.family is not None and cfg.family not in families:
         raise ConfigError(where, "family", f"unknown family {cfg.family!r} in study {cfg.study.name} (has: {', '.join(families)})")
     names = [cfg.family] if cfg.family is not None else list(families)

@@ -7,7 +7,7 @@ measurement scale it:
 
 - trials of the family that already ran on a GPU here (their records): their median duration on
   that GPU replaces the paper's, and their ratio to it is the measured speed ratio;
-- a GPU check report, ``benchmarks/gpu_check*.json`` (``benchmarks/gpu_check.py``), made on a
+- a GPU check report, ``benchmarks/gpu_reports/*.json`` (``benchmarks/gpu_check.py``), made on a
   CUDA device: its ``device_steps_per_second`` / ``cpu_steps_per_second`` for the family file is
   that device's speed-up over one CPU thread, which turns the family's CPU trial times recorded
   here into device times. It is not a ratio to the paper's GPU, so alone it scales nothing.
@@ -26,7 +26,7 @@ from typing import Any
 from experiments.records import iter_records
 from experiments.space import CONF_DIR, REPO, ConfigError, Family, find_family_file
 
-REPORTS_DIR = REPO / "benchmarks"
+REPORTS_DIR = REPO / "benchmarks" / "gpu_reports"  # where benchmarks/gpu_check.py writes, one file per device
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def gpu_reports(folder: Path = REPORTS_DIR) -> tuple[dict[str, list[Speedup]], l
     a note for each report made without a GPU (which measures no GPU)."""
     found: dict[str, list[Speedup]] = {}
     notes = []
-    for path in sorted(folder.glob("gpu_check*.json")):
+    for path in sorted(folder.glob("*.json")):
         try:
             report = json.loads(path.read_text())
         except (OSError, ValueError) as err:
@@ -147,9 +147,9 @@ def family_lines(family: Family, trials: int, to_run: int, results: Path, dirs: 
     return lines, totals, measured
 
 
-def cost_lines(study: str, families: list[Family], trials: int, todo: dict[str, list[int]], results: Path,
+def cost_lines(study: str, families: list[Family], trials: dict[str, int], todo: dict[str, list[int]], results: Path,
                dirs: list[Path], reports: Path = REPORTS_DIR) -> list[str]:
-    """The dry run's cost block: per family, ``trials`` x the paper's per-trial seconds, then what
+    """The dry run's cost block: per family, its ``trials[name]`` x the paper's per-trial seconds, then what
     this suite measured (:func:`family_lines`), the totals, and a line when nothing was measured."""
     speedups, notes = gpu_reports(reports)
     lines = [f"\nGPU cost of {study} (the paper's per-trial training time x trials; reported.training_duration_seconds, "
@@ -157,7 +157,7 @@ def cost_lines(study: str, families: list[Family], trials: int, todo: dict[str, 
     totals: dict[str, float] = {}
     any_measured = False
     for family in families:
-        more, seconds, measured = family_lines(family, trials, len(todo[family.name]), results, dirs, speedups,
+        more, seconds, measured = family_lines(family, trials[family.name], len(todo[family.name]), results, dirs, speedups,
                                                max(len(f.name) for f in families))
         lines += more
         any_measured |= measured
@@ -168,7 +168,7 @@ def cost_lines(study: str, families: list[Family], trials: int, todo: dict[str, 
         lines.append(f"  {'total:':{width}} {hours(value)} on {hardware}, at the paper's speed")
     if not any_measured:
         why = ("no CPU trial of these families has run here for the GPU check's speed-ups to scale" if speedups else
-               "; ".join([f"no {_shown(reports / 'gpu_check*.json')} report from a CUDA device", *notes]))
+               "; ".join([f"no {_shown(reports / '*.json')} report from a CUDA device", *notes]))
         lines.append(f"  no measured speed ratio ({why}; no trial of them has run on a GPU here): "
                      "the hours are at the paper's speed")
     return lines

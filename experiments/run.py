@@ -32,6 +32,12 @@ class DataProblem(RuntimeError):
     """A trial found a data file missing or malformed: the study stops with the reader's message."""
 
 
+def family_trials(cfg: DictConfig, name: str) -> int:
+    """The trial count of family ``name``: its entry in ``study.trials`` (a study may give one family
+    more trials, as the paper's SciTail n-gram baseline had), else the run's ``trials``."""
+    return int((cfg.study.get("trials") or {}).get(name, cfg.trials))
+
+
 def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: dict, commit: str) -> None:
     """Run the ``pending`` trial indices of one family on Ray Tune, appending a record per finished trial."""
     from ray import tune
@@ -50,7 +56,7 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
         pending = sorted(set(pending) - done_indices(path, retry_failed=cfg.retry_failed))  # re-read under the lock
         if not pending:
             return
-        progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", cfg.trials, len(pending),
+        progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", family_trials(cfg, family.name), len(pending),
                             int(slots), base, earlier=list(iter_records(path)))
         trainable = tune.with_resources(
             tune.with_parameters(
@@ -82,7 +88,8 @@ def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
     """The dry run's table: every trial's assignment and whether it has a record already."""
     import pandas as pd
 
-    rows = [{"trial": i, "done": "yes" if i in done else "", **family.params(cfg.seed, i)} for i in range(cfg.trials)]
+    rows = [{"trial": i, "done": "yes" if i in done else "", **family.params(cfg.seed, i)}
+            for i in range(family_trials(cfg, family.name))]
     frame = pd.DataFrame(rows)
     searched = ["trial", "done", *sorted(family.search)]
     print(f"\n{cfg.study.name}/{family.name} ({family.file.name}, {family.label}; train: {family.train_target}); fixed: "
@@ -91,9 +98,10 @@ def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
         print(frame[searched].to_string(index=False))
 
 
-def pending(cfg: DictConfig, path: Path) -> list[int]:
-    """The trial indices below ``trials`` that ``path`` has no record for (or, with ``retry_failed``, no ok one)."""
-    return sorted(set(range(cfg.trials)) - done_indices(path, retry_failed=cfg.retry_failed))
+def pending(cfg: DictConfig, family: str, path: Path) -> list[int]:
+    """The trial indices below the family's trial count that ``path`` has no record for (or, with
+    ``retry_failed``, no ok one)."""
+    return sorted(set(range(family_trials(cfg, family))) - done_indices(path, retry_failed=cfg.retry_failed))
 
 
 def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
@@ -102,14 +110,14 @@ def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
     for family in families:
         check_family_code(family)
         if family.replay is not None:  # every replayed row must lie in the space, before Ray starts
-            for index in range(cfg.trials):
+            for index in range(family_trials(cfg, family.name)):
                 family.params(cfg.seed, index)
     results = Path(cfg.paths.results_dir) / cfg.study.name
     todo = {}
     for family in families:
         path = results / f"{family.name}.jsonl"
         check_records_match(family, cfg.seed, path)
-        todo[family.name] = pending(cfg, path)
+        todo[family.name] = pending(cfg, family.name, path)
     return families, todo, results
 
 
@@ -122,9 +130,9 @@ def main(cfg: DictConfig) -> None:
         sys.exit(2)
     if cfg.dry_run:
         for family in families:
-            print_assignments(cfg, family, set(range(cfg.trials)) - set(todo[family.name]))
+            print_assignments(cfg, family, set(range(family_trials(cfg, family.name))) - set(todo[family.name]))
         try:
-            print("\n".join(cost_lines(cfg.study.name, families, cfg.trials, todo, results,
+            print("\n".join(cost_lines(cfg.study.name, families, {f.name: family_trials(cfg, f.name) for f in families}, todo, results,
                                        [Path(d) for d in cfg.paths.get("family_dirs") or []])))
         except (ConfigError, RecordError) as err:
             print(f"error: {err}", file=sys.stderr)
@@ -132,7 +140,8 @@ def main(cfg: DictConfig) -> None:
         return
     if not any(todo.values()):
         kept = "ok records" if cfg.retry_failed else "records (retry_failed=true reruns the failed ones)"
-        print(f"{cfg.study.name}: all {cfg.trials} trials of {', '.join(todo)} have {kept} in {results}; nothing to run")
+        counts = ", ".join(f"{family_trials(cfg, name)} of {name}" for name in todo)
+        print(f"{cfg.study.name}: all trials ({counts}) have {kept} in {results}; nothing to run")
         return
     started = time.perf_counter()
     joined = start_ray(cfg.ray.address, cfg.ray.verbose)
@@ -147,7 +156,7 @@ def main(cfg: DictConfig) -> None:
         commit = suite_commit()
         for family in families:
             if todo[family.name]:
-                print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {cfg.trials} trials to run "
+                print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {family_trials(cfg, family.name)} trials to run "
                       f"({resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {results / (family.name + '.jsonl')}", flush=True)
                 run_family(cfg, family, todo[family.name], resources, commit)
     except (RecordsBusy, ConfigError, DataProblem, RecordError) as err:
@@ -156,7 +165,7 @@ def main(cfg: DictConfig) -> None:
     finally:
         stop_ray()
     took = human_duration(time.perf_counter() - started)
-    left = {f.name: len(pending(cfg, results / f"{f.name}.jsonl")) for f in families}
+    left = {f.name: len(pending(cfg, f.name, results / f"{f.name}.jsonl")) for f in families}
     if any(left.values()):  # stopped early (Ctrl-C, a stopped cluster): say so, and how to go on
         print(f"[{cfg.study.name}] stopped after {took} with trials left ("
               + ", ".join(f"{name}: {n}" for name, n in left.items() if n) + "); the same command resumes", file=sys.stderr)

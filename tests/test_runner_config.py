@@ -35,6 +35,24 @@ def test_bad_study_settings(tmp_path, override, key):
     assert f": {key}: " in _bad(tmp_path, "study=toy", override)
 
 
+@pytest.mark.parametrize("override, key", [
+    ("+study.trials={nope: 3}", "study.trials.nope"), ("+study.trials={toy: 0}", "study.trials.toy"),
+    ("+study.trials={toy: 2.5}", "study.trials.toy"), ("+study.trials=7", "study.trials")])
+def test_bad_per_family_trial_counts(tmp_path, override, key):
+    assert f": {key}: " in _bad(tmp_path, "study=toy", override)
+
+
+def test_a_family_can_have_its_own_trial_count(tmp_path):
+    """study.trials gives one family its own count (the SciTail n-gram baseline's 100); the others keep ``trials``."""
+    done = run("study=toy", "trials=2", "dry_run=true", f"paths.results_dir={tmp_path}",
+               "+study.families.busy=toy_busy", "+study.trials={busy: 5}", timeout=120)
+    assert done.returncode == 0, done.stderr
+    tables = done.stdout.split("\ntoy/")[1:]
+    rows = {table.split(" ", 1)[0]: sum(1 for line in table.splitlines() if line.strip()[:1].isdigit())
+            for table in tables}
+    assert rows == {"toy": 2, "busy": 5}
+
+
 def test_bad_family_file_named(tmp_path):
     (tmp_path / "fam").mkdir()
     (tmp_path / "fam" / "broken.yaml").write_text(
