@@ -34,6 +34,7 @@ from typing import BinaryIO, Iterator
 import numpy as np
 
 from data.download import DataError, DataMissingError, fetch
+from data.inputs import note_input
 
 KUMO_SOURCE = "glove_6b_50d"
 PADDING = "@@PADDING@@"
@@ -95,6 +96,15 @@ def _source_identity(source: str) -> list:
         raise FileNotFoundError(f"GloVe source {source!r}: {path} not found")
     stat = path.stat()
     return [source, str(path.resolve()), stat.st_size, stat.st_mtime_ns]
+
+
+def _note_source(source: str) -> None:
+    """Note the files behind ``source`` for the trial's record (:mod:`data.inputs`)."""
+    if source == KUMO_SOURCE:
+        for name in (_KUMO_VECTORS, _KUMO_INDEX):
+            note_input(f"{KUMO_SOURCE}/{name}", _kumo_root() / name)
+    else:
+        note_input(source, _split_source(source)[0])
 
 
 def _kumo_vectors(needed: set[str]) -> dict[str, np.ndarray]:
@@ -213,6 +223,7 @@ def load_embeddings(vocab: list[str], source: str = KUMO_SOURCE,
     ``"@@PADDING@@"``. With ``cache_dir`` the result is cached there, keyed by
     (source file identity, seed, vocab), so later loads skip the source.
     """
+    _note_source(source)
     if cache_dir is None:
         return _build_matrix(vocab, source, seed)
     key = hashlib.sha256(json.dumps([_source_identity(source), seed, vocab]).encode()).hexdigest()

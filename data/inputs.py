@@ -1,9 +1,10 @@
-"""Which data and weight files a trial read, each with its sha256 (a record's ``inputs_sha256``).
+"""Which data and weight files a trial read, for its record's ``inputs_sha256``.
 
 A reader calls :func:`note_input` with the name a record gives the file (its path under the data
-folder, e.g. ``sst/train.txt``) and the path it opened; the runner wraps each trial in
-:func:`recording` and writes what was noted into the trial's record. A file's sha256 is computed
-once per process and file version (path, size and modification time), not once per trial.
+folder, e.g. ``sst/train.txt``) and the path it opened. The runner wraps each trial in
+:func:`recording` and, after timing it, writes :func:`sha256_of` what was noted into the record.
+A file's sha256 is computed once per process and file version (path, size, modification time),
+not once per trial.
 
 A loader that caches its result per process (a cache hit opens no file) is wrapped in
 :func:`cache_noting_inputs`: every call, hit or not, notes the files its first call read.
@@ -14,14 +15,14 @@ import functools
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 from data.download import file_digest
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}
-_RECORDINGS: list[dict[str, str]] = []  # the open recordings, innermost last
+_RECORDINGS: list[dict[str, str]] = []  # the open recordings (name -> real path), innermost last
 
 
 def sha256_once(path: str | Path) -> str:
@@ -34,6 +35,17 @@ def sha256_once(path: str | Path) -> str:
     return _DIGESTS[key]
 
 
+def sha256_of(read: Mapping[str, str]) -> dict[str, str]:
+    """Name -> sha256 of the files in a :func:`recording` (a file gone since: why, instead)."""
+    digests = {}
+    for name, path in read.items():
+        try:
+            digests[name] = sha256_once(path)
+        except OSError as err:
+            digests[name] = f"unreadable after the trial: {err.strerror}"
+    return digests
+
+
 def input_name(path: str | Path, data_dir: str | Path) -> str:
     """How a record names ``path``: relative to the data folder when under it, else as given."""
     try:
@@ -42,20 +54,19 @@ def input_name(path: str | Path, data_dir: str | Path) -> str:
         return str(path)
 
 
-def _add(name: str, digest: str) -> None:
+def _add(read: Mapping[str, str]) -> None:
     for seen in _RECORDINGS:
-        seen[name] = digest
+        seen.update(read)
 
 
 def note_input(name: str, path: str | Path) -> None:
     """Tell the open recordings (if any) that ``path``, named ``name`` in records, was read."""
-    if _RECORDINGS:
-        _add(name, sha256_once(path))
+    _add({name: os.path.realpath(path)})
 
 
 @contextmanager
 def recording() -> Iterator[dict[str, str]]:
-    """The files noted while the block runs (name -> sha256), filled in as they are noted."""
+    """The files noted while the block runs (name -> path), filled in as they are noted."""
     seen: dict[str, str] = {}
     _RECORDINGS.append(seen)
     try:
@@ -76,11 +87,10 @@ def cache_noting_inputs(maxsize: int) -> Callable[[F], F]:
         @functools.wraps(function)
         def cached(*args: Any, **kwargs: Any) -> Any:
             result, seen = computed(*args, **kwargs)
-            for name, digest in seen.items():
-                _add(name, digest)
+            _add(seen)
             return result
 
-        cached.cache_clear = computed.cache_clear  # type: ignore[attr-defined]
+        cached.cache_info, cached.cache_clear = computed.cache_info, computed.cache_clear  # type: ignore[attr-defined]
         return cached  # type: ignore[return-value]
 
     return wrap

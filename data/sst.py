@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from data.download import SST_MD5, DataError, ensure_sst, sst_paths
+from data.inputs import input_name, note_input
 
 OFFICIAL_TREES = {"train": 8544, "dev": 1101, "test": 2210}
 # md5 of the first (stripped) line of each official file: a file that starts like the
@@ -158,6 +159,7 @@ def read_sst(data_dir: str | Path, split: str, granularity: str = "fine",
             if mapped is not None:
                 examples.append(Example(tuple(leaves[start:end]), mapped))
     _check_complete(path, split, first_line, n_trees)
+    note_input(input_name(path, data_dir), path)
     return examples
 
 

@@ -1,8 +1,9 @@
 """``python -m experiments.provenance results/<study> [--data-dir DIR]``: write the study's PROVENANCE.md.
 
 Summarises, from the records themselves, how they were produced (commands, suite
-commits, hardware, software versions, time span, trial counts) and adds the
-checksums of the data files the study read.
+commits, hardware, software versions, time span, trial counts, the files each trial read
+with their sha256, and which records name none) and adds the checksums of the data files
+now in the data folder.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ DATA_FILES = {
     "sst": ["sst/train.txt", "sst/dev.txt", "sst/test.txt"],
     "scitail_tokenized": ["scitail_tokenized/dev.txt", "scitail_tokenized/test.txt"],
     "squad": ["squad/train-v1.1.json", "squad/train-v1.1.reconstructed.json", "squad/dev-v1.1.json"],
+    "scitail": [f"scitail/SciTailV1.1/tsv_format/scitail_1.0_{split}.tsv" for split in ("train", "dev", "test")],
 }
 
 
@@ -38,6 +40,29 @@ def _read(path: Path) -> list[dict]:
                 raise DataError(f"{path}: record {number} (trial {row['trial']}): no {key!r} as the runner writes it "
                                 "(is this a records file of python -m experiments.run?)")
     return rows
+
+
+def _lacking_checksums(records: dict[str, list[dict]]) -> list[str]:
+    """Lines naming, per family, the trials whose record has no file checksum (empty when none)."""
+    lacking = {family: [r["trial"] for r in rows if not r.get("inputs_sha256")] for family, rows in records.items()}
+    lacking = {family: trials for family, trials in lacking.items() if trials}
+    if not lacking:
+        return []
+    return ["", "Records without file checksums (no `inputs_sha256`: written before trials recorded the files "
+            "they read, or a trial that read none; the data checksums below are of the files now in the data folder):", ""] + [
+        f"- {family}: {len(trials)} of {len(records[family])} records (trials {_ranges(sorted(set(trials)))})"
+        for family, trials in lacking.items()]
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
 
 
 def summary(study_dir: Path, data_dir: Path | None) -> str:
@@ -67,6 +92,7 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
     inputs = Counter(f"`{name}`: sha256 {digest}" for r in every for name, digest in (r.get("inputs_sha256") or {}).items())
     if inputs:
         out += ["", "Files the trials read (as their records name them):", ""] + [f"- {c} ({n} trials)" for c, n in inputs.items()]
+    out += _lacking_checksums(records)
     outputs = Counter(kind for r in every for kind in (r.get("outputs") or {}))
     if outputs:
         out += ["", "Files the trials wrote beside the records (paths in each record's `outputs`):", ""]

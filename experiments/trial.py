@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from data.download import DataError, DataMissingError
+from data.inputs import recording, sha256_of
 from experiments.context import TrialContext, TrialFailed
 from experiments.space import REPO, Family, trial_seed
 
@@ -93,9 +94,11 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
     )
     record: dict[str, Any] = {"trial": index, "params": params, "started_at": now()}
     start = time.perf_counter()
+    read: dict[str, str] = {}  # the data and weight files the trial reads (name -> path)
     try:
         train = get_method(family.train_target)
-        outcome = train(params, ctx)
+        with recording() as read:
+            outcome = train(params, ctx)
         outcome = asdict(outcome) if is_dataclass(outcome) else dict(outcome)
         value = float(outcome.pop("metric"))
         if not math.isfinite(value):
@@ -106,6 +109,7 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
     except BaseException as err:  # noqa: BLE001 - a failed trial is recorded, the study goes on
         record.update(status="failed", value=None, error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc(limit=8))
     record["duration_seconds"] = round(time.perf_counter() - start, 4)
+    record["inputs_sha256"] = {**sha256_of(read), **(record.get("inputs_sha256") or {})}  # checksums not timed
     record["ended_at"] = now()
     record["hardware"] = hardware(device, gpu_ids)
     record["versions"] = {**versions(), "suite_commit": commit}

@@ -11,7 +11,6 @@ seed is liblinear's ``random_state``.
 from __future__ import annotations
 
 import fcntl
-import functools
 import hashlib
 from pathlib import Path
 from typing import Any, Mapping
@@ -23,6 +22,7 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer, T
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
+from data.inputs import cache_noting_inputs
 from experiments.context import TrialContext, TrialOutcome
 from experiments.settings import resolve
 from models.tasks import sentence as TASK
@@ -81,7 +81,7 @@ def weigh(counts: scipy.sparse.csr_matrix, orders: np.ndarray, ngram_range: tupl
     raise ValueError(f"weight must be 'tf', 'tfidf' or 'binary', got {weight!r}")
 
 
-@functools.lru_cache(maxsize=4)
+@cache_noting_inputs(maxsize=4)
 def load_counts(data_dir: Path, dataset: tuple, stopwords: bool, max_n: int, cache_dir: Path) -> tuple[scipy.sparse.csr_matrix, np.ndarray]:
     """n-gram counts of train + dev text (see :func:`count_ngrams`), cached per process and on disk.
 
@@ -108,7 +108,7 @@ def load_counts(data_dir: Path, dataset: tuple, stopwords: bool, max_n: int, cac
         return counts, saved["orders"]
 
 
-@functools.lru_cache(maxsize=24)
+@cache_noting_inputs(maxsize=24)
 def load_features(data_dir: Path, dataset: tuple, ngram_range: tuple[int, int],
                   stopwords: bool, weight: str, cache_dir: Path) -> tuple[scipy.sparse.csr_matrix, scipy.sparse.csr_matrix]:
     """Train and dev rows of one vectorizer setting fitted on train + dev text, cached per process."""

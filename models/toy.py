@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from data.download import DataError, DataMissingError
+from data.inputs import note_input
 from experiments.context import TrialContext, TrialFailed, TrialOutcome
 from experiments.settings import resolve
 
@@ -38,6 +39,7 @@ def read_toy_data(path: Path) -> None:
         raise DataMissingError(f"{path} is missing: put the toy data file there")
     if not path.read_text(errors="replace").strip():
         raise DataError(f"{path}:1: the toy data file is empty")
+    note_input(str(path), path)
 
 
 def train(params: dict, ctx: TrialContext) -> TrialOutcome:

@@ -1,4 +1,11 @@
-"""PROVENANCE.md is generated from the records and names commands, commits, hardware and data checksums."""
+"""PROVENANCE.md is generated from the records and names commands, commits, hardware and data checksums;
+every new record names the files its trial read with their sha256."""
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
 from experiments.provenance import main
 from tests.fake_records import write_study
 from tests.fixtures_sst import write_sst_fixture
@@ -47,3 +54,120 @@ def test_provenance_lists_the_files_trials_read_and_wrote(tmp_path):
     text = (folder / "PROVENANCE.md").read_text()
     assert "- `squad/train-v1.1.reconstructed.json`: sha256 ab12 (3 trials)" in text
     assert "- predictions: 3 trials" in text
+
+
+def test_provenance_names_the_records_without_file_checksums(tmp_path):
+    import json
+
+    folder = write_study(tmp_path / "results", "sst5", {"lr": (0.3, 0.02, 1.0), "cnn": (0.3, 0.05, 30.0)}, n=5)
+    path = folder / "cnn.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows[3:]:
+        row["inputs_sha256"] = {"sst/train.txt": "ab12"}
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    main([str(folder)])
+    text = (folder / "PROVENANCE.md").read_text()
+    assert "- lr: 5 of 5 records (trials 0-4)" in text and "- cnn: 3 of 5 records (trials 0-2)" in text
+    for row in rows:
+        row["inputs_sha256"] = {"sst/train.txt": "ab12"}
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (folder / "lr.jsonl").unlink()
+    main([str(folder)])
+    assert "without file checksums" not in (folder / "PROVENANCE.md").read_text()
+
+
+# --- checksums at trial time: data.inputs and experiments.trial.run_trial ---
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_files_sha256_is_computed_once_per_process_and_version(tmp_path, monkeypatch):
+    import data.inputs as inputs
+
+    calls = []
+    monkeypatch.setattr(inputs, "file_digest", lambda path, algorithm: calls.append(path) or "d")
+    path = tmp_path / "f.txt"
+    path.write_text("a")
+    assert [inputs.sha256_once(path) for _ in range(3)] == ["d"] * 3 and len(calls) == 1
+    path.write_text("ab")  # another size: another version
+    inputs.sha256_once(path)
+    os.utime(path, ns=(1, 1))  # another modification time: another version
+    inputs.sha256_once(path)
+    assert len(calls) == 3
+
+
+def test_a_cached_loader_notes_its_files_on_every_call(tmp_path):
+    from data.inputs import cache_noting_inputs, note_input, recording
+
+    opened = []
+
+    @cache_noting_inputs(maxsize=2)
+    def load(name: str) -> str:
+        opened.append(name)
+        note_input(name, tmp_path / name)
+        return name.upper()
+
+    for _ in range(2):
+        with recording() as seen:
+            assert load("a.txt") == "A.TXT"
+        assert seen == {"a.txt": str((tmp_path / "a.txt").resolve())}
+    assert opened == ["a.txt"] and load.cache_info().hits == 1
+
+
+def trials_in_process(monkeypatch, family, study: str, dataset: dict, paths: dict, indices: list[int]) -> list[dict]:
+    """The records ``run_trial`` reports for ``indices``, one after another in this process (as
+    in one reused Ray worker), with Ray Tune's report captured."""
+    import ray.tune
+
+    from experiments.trial import run_trial
+
+    reported = []
+    monkeypatch.setattr(ray.tune, "report", lambda metrics: reported.append(metrics["record"]))
+    for index in indices:
+        run_trial({"trial_index": index}, family=family, study=study, seed=0, dataset=dataset,
+                  paths={"results_dir": None, **paths}, commit="abc", command="test")
+    return reported
+
+
+def test_every_toy_record_has_the_checksum_of_its_data_file(tmp_path, monkeypatch):
+    from experiments.space import load_family
+
+    data_file = tmp_path / "toy_data.txt"
+    data_file.write_text("some data\n")
+    (tmp_path / "toy_data.yaml").write_text(f"inherits: toy\nfixed: {{data_file: {data_file}}}\n")
+    paths = {"data_dir": str(tmp_path), "cache_dir": str(tmp_path / "cache")}
+    family = load_family("toy_data", name="toy", dirs=[tmp_path])
+    rows = trials_in_process(monkeypatch, family, "toy", {"name": "toy"}, paths, [0, 1, 2])
+    assert [r["status"] for r in rows] == ["ok"] * 3
+    assert [r["inputs_sha256"] for r in rows] == [{str(data_file): sha256(data_file)}] * 3
+    plain = trials_in_process(monkeypatch, load_family("toy"), "toy", {"name": "toy"}, paths, [0])
+    assert plain[0]["inputs_sha256"] == {}  # the plain toy reads no file
+
+
+def test_every_lr_record_has_the_checksums_of_the_sst_files_it_read(tmp_path, monkeypatch):
+    """Two LR trials in one process: the second reads nothing (every loader's cache hits) and still
+    names both files."""
+    from experiments.space import load_family, study_config
+
+    data = write_sst_fixture(tmp_path / "data")
+    paths = {"data_dir": str(data), "cache_dir": str(tmp_path / "cache")}
+    rows = trials_in_process(monkeypatch, load_family("sst5_lr", name="lr"), "sst5", study_config("sst5")["dataset"],
+                             paths, [0, 1])
+    assert [r["status"] for r in rows] == ["ok", "ok"], [r.get("error") for r in rows]
+    expected = {f"sst/{split}.txt": sha256(data / "sst" / f"{split}.txt") for split in ("train", "dev")}
+    assert [r["inputs_sha256"] for r in rows] == [expected, expected]
+
+
+@pytest.mark.slow
+@pytest.mark.ray
+def test_the_lr_studys_records_name_the_sst_files_through_the_runner(tmp_path):
+    from tests.runner_util import records, run
+
+    data = write_sst_fixture(tmp_path / "data")
+    out = tmp_path / "results"
+    done = run("study=sst5", "family=lr", "trials=3", f"paths.data_dir={data}", f"paths.results_dir={out}",
+               f"paths.cache_dir={tmp_path / 'cache'}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = {f"sst/{split}.txt": sha256(data / "sst" / f"{split}.txt") for split in ("train", "dev")}
+    assert [r["inputs_sha256"] for r in records(out / "sst5" / "lr.jsonl")] == [expected] * 3

@@ -12,7 +12,6 @@ test accuracy of the epoch validation selected.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ import torch
 from torch import nn
 
 from data.glove import PADDING, load_embeddings, resolve_source
+from data.inputs import cache_noting_inputs
 from data.scitail import LABELS, PairExample, read_official, read_tokenized
 from experiments.context import TrialContext, TrialOutcome
 from models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, accuracy, dataset_key
@@ -103,7 +103,7 @@ def index_pairs(examples: list[PairExample], token_ids: Mapping[str, int], end_t
                         torch.tensor([ex.label for ex in examples]), list(examples))
 
 
-@functools.lru_cache(maxsize=4)
+@cache_noting_inputs(maxsize=4)
 def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str,
                  end_token: str | None) -> tuple[list[str], IndexedPairs, IndexedPairs, IndexedPairs | None]:
     """Train, dev and (when the block names one) test pairs, indexed with a vocabulary over

@@ -11,7 +11,6 @@ to its longest sentence; a model may lay such a batch out its own way, see ``lay
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from data.glove import PADDING, load_embeddings, resolve_source
+from data.inputs import cache_noting_inputs
 from data.sst import Example, n_classes, read_sst
 from experiments.context import TrialContext, TrialOutcome
 from models.elmo_chars import MAX_WORD_LENGTH, word_to_char_ids
@@ -109,7 +109,7 @@ def index_split(examples: list[Example], token_ids: Mapping[str, int], lowercase
     return IndexedSplit(tokens, lengths, torch.tensor([ex.label for ex in examples]), tuple(ex.tokens for ex in examples))
 
 
-@functools.lru_cache(maxsize=4)
+@cache_noting_inputs(maxsize=4)
 def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str,
                  lowercase: bool = True) -> tuple[list[str], IndexedSplit, IndexedSplit]:
     """Train (all phrases when the data set says ``subtrees``) and dev (sentences), indexed; cached
@@ -134,7 +134,7 @@ def load(ctx: TrialContext, params: Mapping[str, Any]) -> SentenceData:
     return SentenceData(vocab, train, dev, n_classes(ctx.dataset.get("granularity", "fine")), vectors)
 
 
-@functools.lru_cache(maxsize=4)
+@cache_noting_inputs(maxsize=4)
 def load_texts(data_dir: Path, dataset_items: tuple) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
     """Train and dev sentences as text (tokens joined by spaces) with their labels; cached per process."""
     dataset = dict(dataset_items)
