@@ -1,15 +1,53 @@
-"""Simultaneous confidence bands for the expected-max curve, from the ``opda`` package.
+"""Tuning curves and their simultaneous confidence bands, from the ``opda`` package.
 
-opda (Lourie et al.) builds simultaneous confidence bands for the CDF of the
-score distribution; pushing each band's CDF through the expected-max map gives a
-band that holds for every budget n at once.
+Two statistics of the best score after n trials (drawn at random from the score distribution F):
+
+- the **mean** (Eq. 8 of Dodge et al. 2019): E[max of n draws];
+- a **quantile** q (Lourie et al. 2024: the median, q = 0.5): the score the best of n draws reaches
+  with probability 1 - q, F^-1(q^(1/n)) (mirrored when lower is better).
+
+opda (Lourie et al.) builds simultaneous confidence bands for F; pushing each band's CDF through the
+map from F to the tuning curve gives a band that holds for every budget n at once. The mean's band
+needs the metric's bounds (the worst case puts the missing mass there); a quantile's does not.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 from opda.nonparametric import EmpiricalDistribution
 
 from analysis.expected_max import Budgets, check_budgets, check_scores
+
+Statistic = float | None  # None: the mean (Eq. 8); q in (0, 1): that quantile of the best of n
+
+
+def parse_statistic(text: str) -> Statistic:
+    """``mean`` -> None, ``median`` -> 0.5, ``q=0.9`` -> 0.9; anything else raises ``ValueError``."""
+    if text == "mean":
+        return None
+    if text == "median":
+        return 0.5
+    match = re.fullmatch(r"q=(0?\.\d+|0|1)", text)
+    q = float(match.group(1)) if match else None
+    if q is None or not 0.0 < q < 1.0:
+        raise ValueError(f"{text!r} is not a statistic: use mean, median or q=Q with Q between 0 and 1 (q=0.9)")
+    return q
+
+
+def statistic_name(q: Statistic) -> str:
+    """``mean``, ``median`` or ``q=0.9``: as ``--statistic`` spells it."""
+    return "mean" if q is None else "median" if q == 0.5 else f"q={q:g}"
+
+
+def tuning_curve(scores, ns: Budgets, q: Statistic = None, *, maximize: bool = True) -> np.ndarray:
+    """The statistic ``q`` of the best of n draws from the scores' empirical distribution at each n
+    (q None: Eq. 8; else the empirical quantile F^-1(p) = min{v : F(v) >= p} at p = q^(1/n))."""
+    arr, budgets = check_scores(scores), check_budgets(ns)
+    dist = EmpiricalDistribution(arr)
+    if q is None:
+        return np.asarray(dist.average_tuning_curve(budgets, minimize=not maximize), dtype=float)
+    return np.asarray(dist.quantile_tuning_curve(budgets, q=q, minimize=not maximize), dtype=float)
 
 
 def confidence_bands(
@@ -21,11 +59,12 @@ def confidence_bands(
     maximize: bool = True,
     method: str = "ks",
     seed: int = 0,
+    q: Statistic = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Lower band, point estimate (Eq. 8) and upper band of the expected max at each n.
+    """Lower band, point estimate and upper band of the tuning curve (``q``: see :func:`tuning_curve`).
 
-    ``bounds`` is the support of the metric (accuracy: (0, 1)); the bands need it
-    because the worst case puts the missing mass there. ``method`` is one of opda's
+    ``bounds`` is the support of the metric (accuracy: (0, 1)); a quantile's band may take infinite
+    bounds, and is then infinite where the data cannot bound it. ``method`` is one of opda's
     CDF-band methods ("dkw", "ks", "ld_equal_tailed", "ld_highest_density").
     """
     arr = check_scores(scores)
@@ -35,14 +74,18 @@ def confidence_bands(
     low, high = float(bounds[0]), float(bounds[1])
     if not low <= arr.min() <= arr.max() <= high:
         raise ValueError(f"scores must lie within bounds {bounds}, got [{arr.min()}, {arr.max()}]")
+    if q is None and not (np.isfinite(low) and np.isfinite(high)):
+        raise ValueError("the mean's band needs finite bounds: the worst case puts the missing mass there")
     cdf_low, point, cdf_high = EmpiricalDistribution.confidence_bands(
         arr, confidence, a=low, b=high, method=method, generator=np.random.default_rng(seed), n_jobs=1
     )
     # The lower CDF band puts mass higher up, so it gives the higher curve, for the
-    # expected maximum and the expected minimum alike.
+    # best of n and the worst of n alike.
     minimize = not maximize
-    return (
-        np.asarray(cdf_high.average_tuning_curve(budgets, minimize=minimize), dtype=float),
-        np.asarray(point.average_tuning_curve(budgets, minimize=minimize), dtype=float),
-        np.asarray(cdf_low.average_tuning_curve(budgets, minimize=minimize), dtype=float),
-    )
+
+    def curve(dist: EmpiricalDistribution) -> np.ndarray:
+        if q is None:
+            return np.asarray(dist.average_tuning_curve(budgets, minimize=minimize), dtype=float)
+        return np.asarray(dist.quantile_tuning_curve(budgets, q=q, minimize=minimize), dtype=float)
+
+    return curve(cdf_high), curve(point), curve(cdf_low)

@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 
 from analysis.__main__ import positive_int
-from analysis.curves import Options, bounds_for, budgets, build, leader_changes, table
+from analysis.bands import parse_statistic, statistic_name
+from analysis.curves import Options, band_bounds, budgets, build, comparisons, leader_changes, table
 from analysis.forecast import MODELS, VERDICT
+from analysis.compare import difference_table
 from analysis.prepare import check_targets, prepare
 from analysis.report import build as report
 from analysis.rows import POLICIES
@@ -58,6 +60,13 @@ def _target(text: str) -> tuple[float, str]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a target: use a number, e.g. 0.9 or 0.9=why") from None
 
 
+def _statistic(text: str):
+    try:
+        return parse_statistic(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _fraction(text: str) -> float:
     try:
         value = float(text)
@@ -89,6 +98,12 @@ def parser() -> argparse.ArgumentParser:
                       help="failed trials (a failed status; an empty, NaN or infinite score): left out (drop, "
                            "default) or counted as their group's worst observed score (worst); the report counts them")
     draw = p.add_argument_group("what to draw and compute")
+    draw.add_argument("--statistic", type=_statistic, default=None, metavar="mean|median|q=Q",
+                      help="the curve: mean (Eq. 8, default), median or another quantile of the best of n "
+                           "(Lourie et al. 2024), each with its bands")
+    draw.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                      help="the difference of group A's curve and B's with its simultaneous band (a figure and "
+                           "table; done for every pair in the report, and drawn whenever there are two groups)")
     draw.add_argument("--x", choices=("trials", "time"), default="trials",
                       help="x axis: trials, or training time (n x the group's mean duration)")
     draw.add_argument("--log-x", action="store_true", help="logarithmic x axis")
@@ -124,11 +139,11 @@ def curve(args: argparse.Namespace) -> int:
         raise ValueError(f"{prepared.source}: --x time needs a training-time column"
                          f"{' (' + why + ')' if why else ''}; pass --duration COLUMN")
     maximize, notes = prepared.maximize, prepared.notes
-    options = Options(maximize=maximize, confidence=args.confidence if args.bands else None,
+    options = Options(maximize=maximize, q=args.statistic, confidence=args.confidence if args.bands else None,
                       bounds=tuple(args.bounds) if args.bounds else None, band_method=args.band_method,
                       forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
                       forecast_resamples=args.forecast_resamples)
-    bounds = bounds_for([g.scores for g in prepared.groups], options.bounds, prepared.source) if args.bands else None
+    bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
     where = Path(args.trials)
     folder = args.out or (Path(f"{prepared.name}_syw") if "://" in args.trials
                           else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
@@ -140,9 +155,15 @@ def curve(args: argparse.Namespace) -> int:
     curves = build(prepared.groups, options, prepared.source)
     reach = budgets(curves, args.target, maximize)
     changes = leader_changes(curves, maximize)
+    diffs, diff_notes = comparisons(curves, options, prepared.source, tuple(args.compare) if args.compare else None)
+    notes += diff_notes
     folder.mkdir(exist_ok=True)
     table(curves, prepared.group_column).to_csv(folder / "expected_max.csv", index=False, float_format="%.10g")
-    from figures.curves import draw_curves  # matplotlib only when drawing
+    written = [folder / "expected_max.csv"]
+    if diffs:
+        difference_table(diffs).to_csv(folder / "difference.csv", index=False, float_format="%.10g")
+        written.append(folder / "difference.csv")
+    from figures.curves import draw_curves, draw_difference  # matplotlib only when drawing
     from figures.plot import drawable
 
     notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
@@ -156,9 +177,13 @@ def curve(args: argparse.Namespace) -> int:
     paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
                         ylabel=args.ylabel or f"Expected best of n: {prepared.metric}", x=args.x, log_x=args.log_x, sd=args.sd,
                         targets=args.target, maximize=maximize, band_label=band_label, forecast_label=forecast_label)
-    files = [str(folder / "expected_max.csv"), *map(str, paths), str(folder / "report.md")]
+    if diffs and (args.compare or len(curves) == 2):
+        what = "expected best" if args.statistic is None else f"{statistic_name(args.statistic)} of the best"
+        paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
+                                 maximize=maximize)
+    files = list(map(str, written + paths)) + [str(folder / "report.md")]
     text = report(curves, source=prepared.source, columns=prepared.columns, notes=notes, options=options, budgets=reach,
-                  changes=changes, bounds=bounds, files=files)
+                  changes=changes, bounds=bounds, files=files, differences=diffs)
     (folder / "report.md").write_text(text)
     for note in notes:
         print(f"note: {prepared.source}: {note}", file=sys.stderr)

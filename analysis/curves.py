@@ -1,5 +1,6 @@
 """The expected-max curve of each group of someone's trials, with what ``syw curve`` adds around it:
-the spread, the unbiased estimate, confidence bands, a forecast past N, budgets to reach targets."""
+the spread, the unbiased estimate, a quantile curve, confidence bands, a forecast past N, budgets to
+reach targets, and the difference of two groups' curves with its band."""
 from __future__ import annotations
 
 import itertools
@@ -9,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.bands import confidence_bands
+from analysis.bands import Statistic, confidence_bands, tuning_curve
 from analysis.budget import budget_to_reach, crossovers, time_crossovers
+from analysis.compare import Difference, difference
 from analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
 from analysis.forecast import Forecast, forecast
 from analysis.prepare import Group
@@ -22,6 +24,7 @@ class Options:
     """What to compute beyond Eq. 8 (see ``syw curve --help``)."""
 
     maximize: bool = True
+    q: Statistic = None  # the statistic drawn: None the mean (Eq. 8), else that quantile of the best of n
     confidence: float | None = None  # simultaneous bands at this level; None: no bands
     bounds: tuple[float, float] | None = None  # the metric's range, which the bands need
     band_method: str = "ks"
@@ -42,12 +45,19 @@ class Curve:
     mean: np.ndarray
     sd: np.ndarray
     unbiased: np.ndarray
-    band: tuple[np.ndarray, np.ndarray] | None  # lower and upper band at n = 1..len (may pass N)
+    band: tuple[np.ndarray, np.ndarray] | None  # the drawn statistic's band at n = 1..len (may pass N)
     forecast: Forecast | None
+    q: Statistic = None
+    quantile: np.ndarray | None = None  # the q-quantile curve at n = 1..N when q is given
 
     @property
     def mean_duration(self) -> float | None:
         return None if self.durations is None else float(np.mean(self.durations))
+
+    @property
+    def drawn(self) -> np.ndarray:
+        """The curve the figure draws and the report reads: Eq. 8, or the quantile curve."""
+        return self.mean if self.quantile is None else self.quantile
 
 
 def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, source: str) -> tuple[float, float]:
@@ -66,7 +76,7 @@ def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, sou
 
 def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
     """A :class:`Curve` per group (``analysis.prepare``)."""
-    bounds = bounds_for([g.scores for g in groups], options.bounds, source) if options.confidence else None
+    bounds = band_bounds([g.scores for g in groups], options, source) if options.confidence else None
     out = []
     for name, scores, durations in ((g.name, g.scores, g.durations) for g in groups):
         ns = np.arange(1, scores.size + 1)
@@ -76,7 +86,8 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
             with warnings.catch_warnings():  # ties: the report says what they mean for the band
                 warnings.simplefilter("ignore", RuntimeWarning)
                 low, _, high = confidence_bands(scores, np.arange(1, top + 1), confidence=options.confidence,
-                                                bounds=bounds, maximize=options.maximize, method=options.band_method)
+                                                bounds=bounds, maximize=options.maximize, method=options.band_method,
+                                                q=options.q)
             band = (low, high)
         predicted = None
         if options.forecast_to:
@@ -86,10 +97,52 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
                                      level=options.forecast_level, resamples=options.forecast_resamples)
             except ValueError as err:
                 raise ValueError(f"{source}: group {name}: {err}") from None
+        quantile = None if options.q is None else tuning_curve(scores, ns, options.q, maximize=options.maximize)
         out.append(Curve(str(name), scores, durations, expected_max(scores, ns, maximize=options.maximize),
                          expected_max_std(scores, ns, maximize=options.maximize),
-                         expected_max_unbiased(scores, ns, maximize=options.maximize), band, predicted))
+                         expected_max_unbiased(scores, ns, maximize=options.maximize), band, predicted,
+                         options.q, quantile))
     return out
+
+
+def band_bounds(scores: list[np.ndarray], options: Options, source: str) -> tuple[float, float]:
+    """The bounds a band is computed with: :func:`bounds_for` for the mean; a quantile's band needs none
+    (infinite where given none and the scores lie outside [0, 1])."""
+    if options.q is not None and options.bounds is None:
+        low, high = min(float(s.min()) for s in scores), max(float(s.max()) for s in scores)
+        return (0.0, 1.0) if 0.0 <= low and high <= 1.0 else (-np.inf, np.inf)
+    return bounds_for(scores, options.bounds, source)
+
+
+def comparisons(curves: list[Curve], options: Options, source: str,
+                pair: tuple[str, str] | None = None) -> tuple[list[Difference], list[str]]:
+    """The difference band (``analysis.compare``) of ``pair``, else of every pair of groups, at the
+    bands' level (95% when no bands are drawn); and notes on pairs it could not be computed for."""
+    names = [c.name for c in curves]
+    if pair is not None:
+        missing = [p for p in pair if p not in names]
+        if missing:
+            raise ValueError(f"{source}: --compare names {', '.join(map(repr, missing))}, not a group here "
+                             f"(groups: {', '.join(names)})")
+        pairs = [pair]
+    else:
+        pairs = list(itertools.combinations(names, 2))
+    by_name = {c.name: c for c in curves}
+    confidence = options.confidence or 0.95
+    out, notes = [], []
+    for a, b in pairs:
+        try:
+            bounds = band_bounds([by_name[a].scores, by_name[b].scores], options, source)
+        except ValueError as err:
+            if pair is not None:
+                raise
+            notes.append(f"no difference band for {a} vs {b}: {str(err).split(': ', 1)[1]}")
+            continue
+        with warnings.catch_warnings():  # ties: the report says what they mean for the band
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out.append(difference(by_name[a].scores, by_name[b].scores, (a, b), confidence=confidence, bounds=bounds,
+                                  q=options.q, maximize=options.maximize, method=options.band_method))
+    return out, notes
 
 
 def table(curves: list[Curve], group: str) -> pd.DataFrame:

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.budget import RULE
+from analysis.compare import Difference, sentence
 from analysis.curves import Curve, Options
 from analysis.forecast import VERDICT
 from experiments.units import human_duration
@@ -26,13 +27,24 @@ def band_rule(options: Options, bounds: tuple[float, float] | None) -> str:
             f"scores lie within [{bounds[0]:g}, {bounds[1]:g}] and the trials are independent draws.")
 
 
+def difference_rule(confidence: float, method: str) -> str:
+    return (f"**Difference of two curves** (`analysis/compare.py`): each group's simultaneous band at level "
+            f"sqrt({confidence:g}) = {confidence ** 0.5:.4f} (opda, `{method}`), so that both hold with probability "
+            f"at least {confidence:.0%} (the groups' trials are independent); where both hold, curve(A) - curve(B) "
+            "lies between low(A) - high(B) and high(A) - low(B) at every n at once. A group leads where that band "
+            "excludes zero; the first crossover lies between the first n whose band allows the group behind at "
+            "n = 1 ahead and the first n whose band puts it ahead. With tens of trials per group the band is wide "
+            "past small n: the mean of the best of n depends on mass above every score seen, which the data "
+            "cannot rule out (the median's band is tighter; more trials narrow both).")
+
+
 def _fmt(value) -> str:
     return "-" if value is None or pd.isna(value) else f"{value:.4f}"
 
 
 def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: list[str], options: Options,
           budgets: pd.DataFrame, changes: list[str], bounds: tuple[float, float] | None,
-          files: list[str]) -> str:
+          files: list[str], differences: list[Difference] = ()) -> str:
     """The report text. ``columns`` says which column is which and why; ``files`` what was written."""
     out = [f"# Expected validation performance: {source}", "",
            f"Trials: {sum(c.scores.size for c in curves)} in {len(curves)} group(s). Score: {columns['metric']}. Groups: {columns['group']}. Training time: {columns['duration']}.", ""]
@@ -58,6 +70,9 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
     out += ["", "## Where one group overtakes another", ""]
     out += [f"- {line}" for line in changes] or ["- nowhere: one group leads at every shared budget"
                                                  if len(curves) > 1 else "- one group only"]
+    if differences:
+        out += ["", f"## Is one group better? ({differences[0].confidence:.0%} simultaneous band for the difference)", ""]
+        out += [f"- {sentence(d)}" for d in differences]
     forecasts = [c for c in curves if c.forecast is not None]
     if forecasts:
         horizon = forecasts[0].forecast.ns.size
@@ -74,6 +89,8 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
         if options.band_method != "dkw" and any(np.unique(c.scores).size < c.scores.size for c in curves):
             out.append(f"  Some scores are tied (a finite validation set): the `{options.band_method}` band's "
                        "coverage is exact only for continuous scores; `--band-method dkw` holds regardless.")
+    if differences:
+        out.append(f"- {difference_rule(differences[0].confidence, options.band_method)}")
     out.append(f"- **Budget to reach a target**: {RULE}")
     if forecasts:
         out.append(f"- **Forecast**: {forecasts[0].forecast.rule()} Checked on the authors' published "

@@ -10,9 +10,10 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from analysis import budget_to_reach, time_axis
+from analysis.compare import Difference, stretches
 from analysis.curves import Curve
 from experiments.units import human_duration
-from figures.plot import SD_LABEL, colours, drawable, finish, plt, shade_sd, time_ticks
+from figures.plot import PALETTE, SD_LABEL, colours, drawable, finish, integer_ticks, plt, shade_sd, time_ticks
 
 
 def _axis(curve: Curve, size: int, x: str) -> np.ndarray:
@@ -99,3 +100,35 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3, lw=0.5)
     return finish(fig, ax, out_stem, extra)
+
+
+def draw_difference(diff: Difference, out_stem: Path, *, ylabel: str, maximize: bool = True) -> list[Path]:
+    """``<out_stem>.pdf``/``.png``: curve(A) - curve(B) against n with its simultaneous band (shaded where
+    it is finite), zero dotted, and the budgets where one group leads at the band's level marked."""
+    shown, families = drawable(list(diff.names))
+    a, b = (shown[n] for n in diff.names)
+    sign = 1.0 if maximize else -1.0  # the figure shows A - B as measured; the band is oriented A better
+    with plt.rc_context({"font.family": families}):
+        fig, ax = plt.subplots(figsize=(5.5, 4.0), layout="constrained")
+        estimate, low, high = sign * diff.estimate, sign * diff.low, sign * diff.high
+        edges = np.sort(np.vstack([low, high]), axis=0)
+        finite = np.isfinite(edges)
+        span = np.concatenate([estimate, edges[finite]])
+        pad = 0.1 * (np.ptp(span) or 1.0)
+        bottom, top = span.min() - pad, span.max() + pad
+        ax.fill_between(diff.ns, np.clip(edges[0], bottom, top), np.clip(edges[1], bottom, top), color="0.6",
+                        alpha=0.35, lw=0, label=f"{diff.confidence:.0%} simultaneous band (clipped to the axes)")
+        ax.plot(diff.ns, estimate, color="k", lw=1.6, label=f"{a} - {b} (point estimates)")
+        ax.axhline(0.0, color="0.3", ls=":", lw=1)
+        for who, first, last in stretches(diff):
+            if who is not None:
+                ax.axvspan(first - 0.5, last + 0.5, color=PALETTE[diff.names.index(who)], alpha=0.12, lw=0,
+                           label=f"{shown[who]} leads at {diff.confidence:.0%}")
+        ax.set_ylim(bottom, top)
+        ax.set_xlim(*((1, diff.ns[-1]) if diff.ns.size > 2 else (0.5, diff.ns[-1] + 0.5)))
+        integer_ticks(ax)
+        ax.set_xlabel("Hyperparameter assignments (n)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{a} vs {b}", fontsize=9)
+        ax.grid(alpha=0.3, lw=0.5)
+        return finish(fig, ax, out_stem)

@@ -152,6 +152,12 @@ def time_ticks(ax) -> None:
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: human_duration(value)))
 
 
+def integer_ticks(ax) -> None:
+    """Whole numbers only on a trial axis (linear or log): n = 1.5 trials means nothing."""
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, min_n_ticks=1))
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+
+
 def finish(fig, ax, out_stem: Path, extra: list | None = None) -> list[Path]:
     """Legend below the axes (curves, then ``extra`` handles such as the shading's meaning); write
     ``<out_stem>.pdf`` and ``.png``; return the paths."""
