@@ -72,7 +72,7 @@ def recording() -> Iterator[dict[str, str]]:
     try:
         yield seen
     finally:
-        _RECORDINGS.remove(seen)
+        del _RECORDINGS[next(i for i, open_ in enumerate(_RECORDINGS) if open_ is seen)]  # by identity: equal dicts differ
 
 
 def cache_noting_inputs(maxsize: int) -> Callable[[F], F]:

@@ -171,3 +171,18 @@ def test_the_lr_studys_records_name_the_sst_files_through_the_runner(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     expected = {f"sst/{split}.txt": sha256(data / "sst" / f"{split}.txt") for split in ("train", "dev")}
     assert [r["inputs_sha256"] for r in records(out / "sst5" / "lr.jsonl")] == [expected] * 3
+
+
+def test_nested_recordings_each_see_what_was_noted_while_they_were_open(tmp_path):
+    from data.inputs import note_input, recording
+
+    with recording() as outer:
+        with recording() as empty:  # closed while equal to the outer one: the outer one stays open
+            pass
+        note_input("a", tmp_path / "a")
+        with recording() as inner:
+            note_input("b", tmp_path / "b")
+        note_input("c", tmp_path / "c")
+    with recording() as later:
+        pass
+    assert sorted(outer) == ["a", "b", "c"] and sorted(inner) == ["b"] and empty == {} and later == {}
