@@ -40,14 +40,22 @@ def statistic_name(q: Statistic) -> str:
     return "mean" if q is None else "median" if q == 0.5 else f"q={q:g}"
 
 
+def curve_name(q: Statistic) -> str:
+    """What the curve's y value is: ``Expected best of n``, ``Median best of n``, ``0.9-quantile of the best of n``."""
+    return "Expected best of n" if q is None else "Median best of n" if q == 0.5 else f"{q:g}-quantile of the best of n"
+
+
 def tuning_curve(scores, ns: Budgets, q: Statistic = None, *, maximize: bool = True) -> np.ndarray:
     """The statistic ``q`` of the best of n draws from the scores' empirical distribution at each n
     (q None: Eq. 8; else the empirical quantile F^-1(p) = min{v : F(v) >= p} at p = q^(1/n))."""
     arr, budgets = check_scores(scores), check_budgets(ns)
-    dist = EmpiricalDistribution(arr)
     if q is None:
-        return np.asarray(dist.average_tuning_curve(budgets, minimize=not maximize), dtype=float)
-    return np.asarray(dist.quantile_tuning_curve(budgets, q=q, minimize=not maximize), dtype=float)
+        return np.asarray(EmpiricalDistribution(arr).average_tuning_curve(budgets, minimize=not maximize), dtype=float)
+    values, counts = np.unique(arr, return_counts=True)
+    level = q ** (1.0 / budgets) if maximize else 1.0 - (1.0 - q) ** (1.0 / budgets)
+    # F(v) = count / N exactly, in integers: a float cumulative sum can miss F(v) = p by an ulp
+    first = np.searchsorted(np.cumsum(counts), level * arr.size * (1.0 - 1e-12), side="left")
+    return values[np.minimum(first, values.size - 1)]
 
 
 def confidence_bands(
@@ -88,4 +96,6 @@ def confidence_bands(
             return np.asarray(dist.average_tuning_curve(budgets, minimize=minimize), dtype=float)
         return np.asarray(dist.quantile_tuning_curve(budgets, q=q, minimize=minimize), dtype=float)
 
-    return curve(cdf_high), curve(point), curve(cdf_low)
+    low, estimate, high = curve(cdf_high), tuning_curve(arr, budgets, q, maximize=maximize), curve(cdf_low)
+    # opda's quantiles sum the CDF in floats; an ulp there must not put the estimate outside its band
+    return np.minimum(low, estimate), estimate, np.maximum(high, estimate)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from analysis.__main__ import positive_int
-from analysis.bands import parse_statistic, statistic_name
+from analysis.bands import curve_name, parse_statistic, statistic_name
 from analysis.curves import Options, band_bounds, budgets, build, comparisons, leader_changes, table
 from analysis.forecast import MODELS, VERDICT
 from analysis.compare import difference_table
@@ -134,6 +134,9 @@ def curve(args: argparse.Namespace) -> int:
     prepared = prepare(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
                        given_direction=args.direction, pick=args.pick, failed=args.failed)
     check_targets(args.target, prepared)
+    if args.forecast and args.statistic is not None:
+        raise ValueError(f"{prepared.source}: --forecast forecasts the mean (Eq. 8); leave out --statistic "
+                         f"{statistic_name(args.statistic)} or --forecast")
     if args.x == "time" and any(g.durations is None for g in prepared.groups):
         why = next((n for n in prepared.notes if "training time" in n), None)
         raise ValueError(f"{prepared.source}: --x time needs a training-time column"
@@ -175,7 +178,7 @@ def curve(args: argparse.Namespace) -> int:
     forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
                       "bootstrap interval (not recommended: see report)" if args.forecast else None)
     paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
-                        ylabel=args.ylabel or f"Expected best of n: {prepared.metric}", x=args.x, log_x=args.log_x, sd=args.sd,
+                        ylabel=args.ylabel or f"{curve_name(args.statistic)}: {prepared.metric}", x=args.x, log_x=args.log_x, sd=args.sd,
                         targets=args.target, maximize=maximize, band_label=band_label, forecast_label=forecast_label)
     if diffs and (args.compare or len(curves) == 2):
         what = "expected best" if args.statistic is None else f"{statistic_name(args.statistic)} of the best"

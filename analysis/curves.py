@@ -59,6 +59,11 @@ class Curve:
         """The curve the figure draws and the report reads: Eq. 8, or the quantile curve."""
         return self.mean if self.quantile is None else self.quantile
 
+    def quartiles(self, maximize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The 25% and 75% quantiles of the best of n at n = 1..N: the spread a quantile curve is shaded with."""
+        ns = np.arange(1, self.scores.size + 1)
+        return tuple(tuning_curve(self.scores, ns, q, maximize=maximize) for q in (0.25, 0.75))
+
 
 def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, source: str) -> tuple[float, float]:
     """The metric's range for the bands: as given, else (0, 1) when every score lies there."""
@@ -147,7 +152,8 @@ def comparisons(curves: list[Curve], options: Options, source: str,
 
 def table(curves: list[Curve], group: str) -> pd.DataFrame:
     """One row per (group, n), n = 1..max(N, forecast horizon): Eq. 8, its SD and the unbiased estimate
-    (n <= N), seconds, the band and the forecast with its interval where computed."""
+    (n <= N), the quantile curve with ``--statistic``, seconds, the drawn statistic's band and the forecast
+    with its interval where computed."""
     blocks = []
     for c in curves:
         top = max(c.scores.size, c.forecast.ns.size if c.forecast else 0, c.band[0].size if c.band else 0)
@@ -155,6 +161,8 @@ def table(curves: list[Curve], group: str) -> pd.DataFrame:
         pad = lambda values: np.concatenate([values, np.full(top - values.size, np.nan)])  # noqa: E731
         block = pd.DataFrame({group: c.name, "n": ns, "N": c.scores.size, "expected_max": pad(c.mean),
                               "spread_sd": pad(c.sd), "unbiased": pad(c.unbiased)})
+        if c.quantile is not None:
+            block[quantile_column(c.q)] = pad(c.quantile)
         if c.durations is not None:
             block["seconds"] = ns * c.mean_duration
         if c.band is not None:
@@ -166,13 +174,19 @@ def table(curves: list[Curve], group: str) -> pd.DataFrame:
     return pd.concat(blocks, ignore_index=True)
 
 
+def quantile_column(q: Statistic) -> str:
+    """The table's column of a quantile curve: ``median``, ``quantile_0.9``."""
+    return "median" if q == 0.5 else f"quantile_{q:g}"
+
+
 def budgets(curves: list[Curve], targets: list[tuple[float, str]], maximize: bool = True) -> pd.DataFrame:
-    """Per group and target: the first n whose Eq. 8 value reaches it (exact, and both sides rounded to
-    3 decimals), its time, and the forecast's first n past N when the curve does not reach it."""
+    """Per group and target: the first n whose drawn curve (Eq. 8, or the quantile curve) reaches it
+    (exact, and both sides rounded to 3 decimals), its time, and the forecast's first n past N when the
+    curve does not reach it."""
     rows = []
     for c, (target, note) in itertools.product(curves, targets):
-        exact = budget_to_reach(c.mean, target, maximize=maximize)
-        rounded = budget_to_reach(c.mean, target, maximize=maximize, decimals=3)
+        exact = budget_to_reach(c.drawn, target, maximize=maximize)
+        rounded = budget_to_reach(c.drawn, target, maximize=maximize, decimals=3)
         predicted = None
         if exact is None and c.forecast is not None:
             predicted = budget_to_reach(c.forecast.mean, target, maximize=maximize)
@@ -187,10 +201,10 @@ def leader_changes(curves: list[Curve], maximize: bool = True) -> list[str]:
     """Where one group overtakes another, on the trial axis and (with durations) the time axis."""
     out = []
     for a, b in itertools.combinations(curves, 2):
-        for c in crossovers(a.mean, b.mean, (a.name, b.name), maximize=maximize):
+        for c in crossovers(a.drawn, b.drawn, (a.name, b.name), maximize=maximize):
             out.append(f"{c.leader} overtakes {c.previous} at n = {c.at} trials")
         if a.durations is not None and b.durations is not None:
-            for c in time_crossovers(a.mean, a.mean_duration, b.mean, b.mean_duration, (a.name, b.name),
+            for c in time_crossovers(a.drawn, a.mean_duration, b.drawn, b.mean_duration, (a.name, b.name),
                                      maximize=maximize):
                 out.append(f"{c.leader} overtakes {c.previous} at {human_duration(c.at)} of training "
                            "(n trials cost n times each group's mean duration)")

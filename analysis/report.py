@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.bands import curve_name
 from analysis.budget import RULE
 from analysis.compare import Difference, sentence
 from analysis.curves import Curve, Options
@@ -20,11 +21,22 @@ UNBIASED = ("**Unbiased** (Tang et al. 2020): the mean of the best of n drawn *w
             "N scores, sum over order statistics v_(i) C(i-1, n-1) / C(N, n); equals the best observed score at n = N.")
 
 
+def quantile_rule(q: float) -> str:
+    return (f"**{curve_name(q)}** (Lourie et al. 2024): the score the best of n draws (with replacement, from the "
+            f"N observed) reaches with probability {1 - q:g}, the empirical quantile F^-1(p) = min{{v : F(v) >= p}} "
+            f"at p = {q:g}^(1/n) (1 - (1 - {q:g})^(1/n) for the worst of n when lower is better); a step curve, "
+            "always one of the observed scores. The shading is the 25% to 75% quantiles of the best of n; the "
+            "bands and budgets are this curve's.")
+
+
 def band_rule(options: Options, bounds: tuple[float, float] | None) -> str:
-    return (f"**{options.confidence:.0%} simultaneous confidence band** (opda, method `{options.band_method}`): a band "
+    what = "expected best of n" if options.q is None else curve_name(options.q).lower()
+    return (f"**{options.confidence:.0%} simultaneous confidence band** (opda, method `{options.band_method}`) "
+            f"of the {what}: a band "
             "for the CDF of the score distribution holding with that probability, pushed through the map from "
-            "CDF to expected best of n; it holds for every n at once (past N too), assuming only that the "
-            f"scores lie within [{bounds[0]:g}, {bounds[1]:g}] and the trials are independent draws.")
+            f"CDF to {what}; it holds for every n at once (past N too), assuming only that the "
+            f"scores lie within [{bounds[0]:g}, {bounds[1]:g}] and the trials are independent draws"
+            + ("." if options.q is None else "; infinite where the data cannot bound it."))
 
 
 def difference_rule(confidence: float, method: str) -> str:
@@ -51,10 +63,12 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
     out += [f"- note: {n}" for n in notes] + ([""] if notes else [])
     budgets_shown = sorted({1, 5, 10} | {c.scores.size for c in curves})
     header = ["group", "N", "mean time"] + [f"n={n}" for n in budgets_shown] + ["best observed"]
-    out += ["## Expected best score by budget (Eq. 8; unbiased in brackets)", "",
-            "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    title = ("Expected best score by budget (Eq. 8; unbiased in brackets)" if options.q is None
+             else f"{curve_name(options.q)} by budget (Eq. 8 in brackets)")
+    out += [f"## {title}", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for c in curves:
-        cells = [f"{c.mean[n - 1]:.4f} [{c.unbiased[n - 1]:.4f}]" if n <= c.scores.size else "-" for n in budgets_shown]
+        beside = c.unbiased if options.q is None else c.mean
+        cells = [f"{c.drawn[n - 1]:.4f} [{beside[n - 1]:.4f}]" if n <= c.scores.size else "-" for n in budgets_shown]
         best = c.scores.max() if options.maximize else c.scores.min()
         out.append(f"| {c.name} | {c.scores.size} | {human_duration(c.mean_duration)} | " + " | ".join(cells)
                    + f" | {best:.4f} |")
@@ -84,6 +98,8 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
             out.append(f"| {c.name} | {n} | {c.mean[-1]:.4f} | {f.mean[n - 1]:.4f} | {f.mean[-1]:.4f} | "
                        f"[{_fmt(f.low[-1])}, {_fmt(f.high[-1])}] | {f.fitted} |")
     out += ["", "## How each number is computed", "", f"- {EQ8}", f"- {SD}", f"- {UNBIASED}"]
+    if options.q is not None:
+        out.append(f"- {quantile_rule(options.q)}")
     if options.confidence:
         out.append(f"- {band_rule(options, bounds)}")
         if options.band_method != "dkw" and any(np.unique(c.scores).size < c.scores.size for c in curves):

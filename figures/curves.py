@@ -16,6 +16,9 @@ from experiments.units import human_duration
 from figures.plot import PALETTE, SD_LABEL, colours, drawable, finish, integer_ticks, plt, shade_sd, time_ticks
 
 
+QUARTILES_LABEL = "shading: 25% to 75% quantiles of the best of n"
+
+
 def _axis(curve: Curve, size: int, x: str) -> np.ndarray:
     if x == "time":
         if curve.mean_duration is None:
@@ -45,17 +48,22 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
     for c in curves:
         color, linestyle = styles[c.name]
         xs = _axis(c, c.scores.size, x)
-        ax.plot(xs, c.mean, color=color, ls=linestyle, lw=1.8, label=f"{shown[c.name]} (N = {c.scores.size})")
+        ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, label=f"{shown[c.name]} (N = {c.scores.size})")
         # from the curve's start to the best score seen (failed trials would squash the curves)
-        lows.append(c.mean.min() if maximize else c.scores.min())
-        highs.append(c.scores.max() if maximize else c.mean.max())
-        if sd:
+        lows.append(c.drawn.min() if maximize else c.scores.min())
+        highs.append(c.scores.max() if maximize else c.drawn.max())
+        if sd and c.quantile is None:
             shade_sd(ax, xs, c.mean, c.sd, c.scores, color)
             lows.append(np.clip(c.mean - c.sd, c.scores.min(), None).min() if maximize else lows[-1])
             highs.append(highs[-1] if maximize else np.clip(c.mean + c.sd, None, c.scores.max()).max())
+        elif sd:
+            low, high = c.quartiles(maximize)
+            ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
+            lows.append(low.min())
+            highs.append(high.max())
         if c.band is not None:
             bx = _axis(c, c.band[0].size, x)
-            for edge in c.band:
+            for edge in (np.where(np.isfinite(e), e, np.nan) for e in c.band):  # infinite: no bound there
                 ax.plot(bx, edge, color=color, ls=(0, (4, 2)), lw=0.8)
         if c.forecast is not None:
             past = c.forecast.ns >= c.scores.size
@@ -70,7 +78,7 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
         ax.axhline(target, color="0.35", ls=":", lw=1)
         extra.append(Line2D([], [], color="0.35", ls=":", label=f"target {target:g}" + (f": {note}" if note else "")))
         for c in curves:
-            n = budget_to_reach(c.mean, target, maximize=maximize)
+            n = budget_to_reach(c.drawn, target, maximize=maximize)
             if n is not None:
                 at = _axis(c, n, x)[-1]
                 ax.axvline(at, color=styles[c.name][0], ls=":", lw=1)
@@ -80,7 +88,8 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
         lows.append(target)
         highs.append(target)
     if sd:
-        extra.append(Patch(color="0.6", alpha=0.4, lw=0, label=SD_LABEL))
+        quantile = any(c.quantile is not None for c in curves)
+        extra.append(Patch(color="0.6", alpha=0.4, lw=0, label=QUARTILES_LABEL if quantile else SD_LABEL))
     if band_label:
         extra.append(Line2D([], [], color="0.3", ls=(0, (4, 2)), lw=0.8, label=band_label))
     if forecast_label:
