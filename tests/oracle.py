@@ -47,14 +47,19 @@ def first_reaching(scores, target: float, n_max: int, decimals: int | None = Non
     return None
 
 
-def authors_path(paper) -> Path:
-    """Where the authors' file for ``paper`` (a ``figures.specs.PaperFile``) lies:
-    ``$SYW_DATA_DIR/authors_trials/`` (CI), else ``results/paper/``; skips the test when neither holds it."""
+def authors_file(name: str) -> Path:
+    """Where the authors' published file ``name`` lies: ``$SYW_DATA_DIR/authors_trials/`` (CI), else
+    ``results/paper/``; skips the test when neither holds it."""
     root = os.environ.get("SYW_DATA_DIR")
-    for path in ([Path(root) / "authors_trials" / paper.name] if root else []) + [REPO / "results" / "paper" / paper.name]:
+    for path in ([Path(root) / "authors_trials" / name] if root else []) + [REPO / "results" / "paper" / name]:
         if path.is_file():
             return path
-    pytest.skip(f"the authors' {paper.name} is neither in $SYW_DATA_DIR/authors_trials/ nor in results/paper/")
+    pytest.skip(f"the authors' {name} is neither in $SYW_DATA_DIR/authors_trials/ nor in results/paper/")
+
+
+def authors_path(paper) -> Path:
+    """:func:`authors_file` of ``paper`` (a ``figures.specs.PaperFile``)."""
+    return authors_file(paper.name)
 
 
 def authors_trials(paper) -> dict[str, dict[str, list[float]]]:
