@@ -11,10 +11,20 @@ preposition). Nodes are deduplicated by their token string; only the last 30 tup
 Where no structure file exists (the tokenized SciTail release here), :func:`approximate_structure`
 derives one tuple per hypothesis with a rule-based split (subject / predicate / object) around
 the first auxiliary or verb-like token: DGEM on such graphs is "DGEM (approximate structures)".
+:func:`approximate_structures` caches a split's structures in the cache folder, in a file named
+by the rules' version (:data:`APPROXIMATE_VERSION`) and keyed by the hypotheses, which a trial's
+record names among the files it read.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import warnings
+from pathlib import Path
 from typing import Sequence
+
+from data.inputs import note_input
 
 PREPOSITIONS = ("with", "at", "from", "into", "during", "including", "until", "against", "among", "throughout",
                 "despite", "towards", "upon", "concerning", "of", "to", "in", "for", "on", "by", "about", "like",
@@ -80,6 +90,7 @@ def parse_structure(structure: str, tokenize=str.split) -> Graph:
 AUXILIARIES = {"is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had", "can", "could",
                "will", "would", "may", "might", "must", "shall", "should", "do", "does", "did"}
 _CARRIED = AUXILIARIES | {"not", "also", "often", "usually", "always", "never", "only", "called", "known"}
+APPROXIMATE_VERSION = 1  # of approximate_structure's rules: bump it with any change, so cached structures rebuild
 _BEFORE_NOUNS = {"the", "a", "an", "this", "that", "these", "those", "its", "their", "his", "her", "our", "your",
                  "some", "many", "most", "all", "each", "every", "no", "of"}
 
@@ -106,3 +117,37 @@ def approximate_structure(hypothesis: Sequence[str]) -> str:
     if end < len(hypothesis):
         fields.append(" ".join(hypothesis[end:]))
     return "<>".join(fields)
+
+
+def approximate_structures(hypotheses: Sequence[Sequence[str]], cache_dir: str | Path | None = None) -> list[str]:
+    """:func:`approximate_structure` of each hypothesis; with ``cache_dir``, cached there as
+    ``dgem-approximate-v<APPROXIMATE_VERSION>-<key>.json`` (key: the version and the hypotheses)."""
+    if cache_dir is None:
+        return [approximate_structure(hypothesis) for hypothesis in hypotheses]
+    listed = [list(hypothesis) for hypothesis in hypotheses]
+    key = hashlib.sha256(json.dumps([APPROXIMATE_VERSION, listed]).encode()).hexdigest()[:24]
+    path = Path(cache_dir) / f"dgem-approximate-v{APPROXIMATE_VERSION}-{key}.json"
+    structures = _cached(path, len(listed))
+    if structures is None:
+        structures = [approximate_structure(hypothesis) for hypothesis in listed]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_name(f"{path.stem}.{os.getpid()}.part")  # atomic publish: workers share the file
+        part.write_text(json.dumps(structures), encoding="utf-8")
+        part.replace(path)
+    note_input(path.name, path)
+    return structures
+
+
+def _cached(path: Path, n: int) -> list[str] | None:
+    """The ``n`` structures cached in ``path``, or None (absent; unreadable: a warning, then rebuilt)."""
+    if not path.is_file():
+        return None
+    try:
+        structures = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(structures, list) and len(structures) == n and all(isinstance(s, str) for s in structures):
+            return structures
+        problem = f"not a list of {n} structures"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        problem = str(err)
+    warnings.warn(f"{path}: unreadable DGEM structure cache ({problem}); building it again")
+    return None

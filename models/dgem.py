@@ -19,12 +19,13 @@ see :mod:`data.dgem_structure`). ``ignore_edges`` keeps only the phrase term (th
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any, Mapping
 
 import torch
 from torch import nn
 
-from data.dgem_structure import EDGE_LABELS, approximate_structure, parse_structure
+from data.dgem_structure import EDGE_LABELS, approximate_structures, parse_structure
 from data.download import DataError
 from experiments.context import TrialContext, TrialOutcome
 from experiments.settings import resolve
@@ -58,16 +59,20 @@ SETTINGS = {
 EDGE_IDS = {label: i + 2 for i, label in enumerate(EDGE_LABELS)}  # 0 padding, 1 unknown
 
 
-def graph_tensors(pairs: IndexedPairs, vocab: list[str], structures: str) -> dict[str, torch.Tensor]:
+def graph_tensors(pairs: IndexedPairs, vocab: list[str], structures: str,
+                  cache_dir: Path | None = None) -> dict[str, torch.Tensor]:
     """Each pair's hypothesis graph as ``nodes`` (n, N, W) word ids and ``edges`` (n, M, 3)
-    (source, label id, target; padded edges have source -1)."""
+    (source, label id, target; padded edges have source -1); approximate structures are cached in
+    ``cache_dir`` when given."""
     token_ids = {word: i for i, word in enumerate(vocab)}
+    approximate = (approximate_structures([ex.hypothesis for ex in pairs.examples], cache_dir)
+                   if structures != "dgem_format" else None)
     graphs = []
-    for ex in pairs.examples:
+    for i, ex in enumerate(pairs.examples):
         if structures == "dgem_format" and not ex.structure:
             raise DataError(f"a pair has no hypothesis structure ({' '.join(ex.hypothesis)[:60]!r}): DGEM reads "
                             "dgem_format files, or set structures: approximate")
-        graphs.append(parse_structure(ex.structure if structures == "dgem_format" else approximate_structure(ex.hypothesis)))
+        graphs.append(parse_structure(ex.structure if approximate is None else approximate[i]))
     n_nodes = max(len(nodes) for nodes, _ in graphs)
     n_words = max(len(node) for nodes, _ in graphs for node in nodes)
     n_edges = max(1, max(len(edges) for _, edges in graphs))
@@ -81,10 +86,10 @@ def graph_tensors(pairs: IndexedPairs, vocab: list[str], structures: str) -> dic
     return {"nodes": nodes, "edges": edges}
 
 
-def prepare(data: PairData, structures: str = "approximate") -> PairData:
+def prepare(data: PairData, structures: str = "approximate", cache_dir: Path | None = None) -> PairData:
     """``data`` with each split's hypothesis graphs (see :func:`graph_tensors`)."""
     def with_graphs(pairs: IndexedPairs) -> IndexedPairs:
-        return dataclasses.replace(pairs, extras={**pairs.extras, **graph_tensors(pairs, data.vocab, structures)})
+        return dataclasses.replace(pairs, extras={**pairs.extras, **graph_tensors(pairs, data.vocab, structures, cache_dir)})
 
     return data.map_splits(with_graphs)
 
@@ -150,5 +155,5 @@ def train(params: Mapping[str, Any], ctx: TrialContext) -> TrialOutcome:
     params = resolve(params, SETTINGS)
     if params["structures"] == "dgem_format":  # the official release's structure files (23,088 train pairs)
         ctx = dataclasses.replace(ctx, dataset={**ctx.dataset, "format": "dgem_format"})
-    data = prepare(TASK.load(ctx, params), params["structures"])
+    data = prepare(TASK.load(ctx, params), params["structures"], ctx.cache_dir)
     return TASK.run(params, ctx, data, lambda: build(params, data))

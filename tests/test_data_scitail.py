@@ -104,3 +104,48 @@ def test_the_rebuilt_train_split_reads_23596_pairs_and_is_named_rebuilt():
     assert sha256_of(seen) == {f"{TSV}/scitail_1.0_train.tsv (rebuilt)": hashlib.sha256(path.read_bytes()).hexdigest()}
     for split in ("dev", "test"):
         assert scitail.is_rebuilt(data / TSV / f"scitail_1.0_{split}.tsv", "tsv_format", split)
+
+
+# --- DGEM's approximate structures, cached by the rules' version (data.dgem_structure) ---
+
+HYPOTHESES = [("Cells", "divide", "in", "two", "."), ("Plants", "are", "green", "."), ("Water",)]
+
+
+def test_approximate_structures_are_cached_under_the_rules_version(tmp_path, monkeypatch):
+    import data.dgem_structure as dgem_structure
+
+    direct = [dgem_structure.approximate_structure(h) for h in HYPOTHESES]
+    assert direct[1] == "Plants<>are<>green ."
+    with recording() as seen:
+        assert dgem_structure.approximate_structures(HYPOTHESES, tmp_path) == direct
+    (cached,) = tmp_path.glob("dgem-approximate-v1-*.json")
+    assert list(seen) == [cached.name]
+    monkeypatch.setattr(dgem_structure, "approximate_structure", lambda hypothesis: 1 / 0)  # a hit derives nothing
+    assert dgem_structure.approximate_structures(HYPOTHESES, tmp_path) == direct
+    monkeypatch.setattr(dgem_structure, "APPROXIMATE_VERSION", 2)  # new rules: new structures, another file
+    monkeypatch.setattr(dgem_structure, "approximate_structure", lambda hypothesis: "x<>y")
+    assert dgem_structure.approximate_structures(HYPOTHESES, tmp_path) == ["x<>y"] * 3
+    assert len(list(tmp_path.glob("dgem-approximate-v2-*.json"))) == 1 and cached.is_file()
+
+
+def test_an_unreadable_structure_cache_is_built_again(tmp_path):
+    from data.dgem_structure import approximate_structure, approximate_structures
+
+    approximate_structures(HYPOTHESES, tmp_path)
+    (cached,) = tmp_path.glob("dgem-approximate-v1-*.json")
+    cached.write_text('["only one"]')
+    with pytest.warns(UserWarning, match=r"unreadable DGEM structure cache \(not a list of 3 structures\)"):
+        assert approximate_structures(HYPOTHESES, tmp_path) == [approximate_structure(h) for h in HYPOTHESES]
+    assert len(cached.read_text()) > len('["only one"]')
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+@pytest.mark.skipif(real_scitail_dir() is None, reason=f"set SYW_DATA_DIR to a folder with {TSV}/")
+def test_every_train_hypothesis_gets_an_approximate_structure(tmp_path):
+    from data.dgem_structure import approximate_structures, parse_structure
+
+    pairs = scitail.read_official(real_scitail_dir(), "train", "tsv_format")
+    structures = approximate_structures([ex.hypothesis for ex in pairs], tmp_path)
+    assert len(structures) == 23596 and all(parse_structure(s)[0] for s in structures)  # every graph has a node
+    assert approximate_structures([ex.hypothesis for ex in pairs], tmp_path) == structures
