@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from experiments.records import iter_records
 from experiments.settings import check_settings
 from experiments.source import declared_settings, defined_in_source
-from experiments.space import CONF_DIR, ConfigError, Family, load_family
+from experiments.space import CONF_DIR, STRATEGIES, ConfigError, Family, load_family
 
 
 def study_file() -> str:
@@ -102,6 +102,12 @@ def check_run_settings(cfg: DictConfig, where: str) -> None:
     address = OmegaConf.select(cfg, "ray.address", default=None)
     if address is not None and not isinstance(address, str):
         raise ConfigError(where, "ray.address", f"must be null, local, auto or host:port, got {address!r}")
+    strategy = cfg.get("strategy")
+    if strategy is not None and strategy not in STRATEGIES:
+        raise ConfigError(where, "strategy", f"must be null or one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    _number(cfg, "tuner.seed", where, integer=True)
+    _number(cfg, "tuner.concurrency", where, integer=True, low=1)
+    _number(cfg, "tuner.startup_trials", where, integer=True, low=1)  # a GP needs a trial to fit
     for flag in ("dry_run", "retry_failed"):
         if not isinstance(cfg.get(flag), bool):
             raise ConfigError(where, flag, f"must be true or false, got {cfg.get(flag)!r}")

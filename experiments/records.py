@@ -146,6 +146,10 @@ def load_study(study_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
     records = [r for path in sorted(Path(study_dir).glob("*.jsonl")) for r in latest_per_trial(iter_records(path))]
     if not records:
         raise FileNotFoundError(f"no trial records in {study_dir}")
+    adaptive = next((r for r in records if r.get("strategy", "random") != "random"), None)
+    if adaptive is not None:  # Eq. 8 assumes i.i.d. draws; experiments.tuner.adaptive_runs reads these
+        raise RecordError(f"{study_dir}: trial {adaptive['trial']} of {adaptive.get('family')} was suggested by an adaptive "
+                          f"search ({adaptive['strategy']}): its trials are no i.i.d. draws for Eq. 8")
     frame = pd.json_normalize(records)
     ok = frame["status"] == "ok"
     failed = frame.loc[~ok, "family"].value_counts().to_dict()

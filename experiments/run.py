@@ -1,11 +1,12 @@
-"""``python -m experiments.run study=<name> [overrides]``: seeded random search on Ray Tune.
+"""``python -m experiments.run study=<name> [overrides]``: seeded search on Ray Tune.
 
 Checks the study, its families and any existing records before Ray starts
 (:mod:`experiments.checks`), then runs every trial index without a record in
 ``results/<study>/<family>.jsonl`` (so the same command resumes a killed run; with
 ``retry_failed=true`` also the indices whose latest record failed), appending one record per
 finished trial (:mod:`experiments.trial`, :mod:`experiments.progress`) on a local Ray or a
-cluster (:mod:`experiments.cluster`).
+cluster (:mod:`experiments.cluster`). Assignments are seeded random draws, or suggested by an
+adaptive tuner (``strategy=gp``, :mod:`experiments.tuner`) recorded in a file of its own.
 """
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ from experiments.checks import check_family_code, check_records_match, study_fil
 from experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
 from experiments.cost import cost_lines
 from experiments.progress import Progress, data_stopper, record_callback
-from experiments.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records
+from experiments.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
 from experiments.space import REPO, ConfigError, Family
 from experiments.trial import run_trial, suite_commit
+from experiments.tuner import adaptive_setup, check_adaptive, tuner_of
 from experiments.units import human_duration
 
 
@@ -38,15 +40,23 @@ def family_trials(cfg: DictConfig, name: str) -> int:
     return int((cfg.study.get("trials") or {}).get(name, cfg.trials))
 
 
+def records_file(cfg: DictConfig, family: Family) -> Path:
+    """Where the family's records are: ``results/<study>/<family>.jsonl`` for random search, a file
+    per tuner run for an adaptive one (:meth:`experiments.tuner.Tuner.records_path`)."""
+    return tuner_of(cfg, family).records_path(Path(cfg.paths.results_dir) / cfg.study.name, family.name)
+
+
 def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: dict, commit: str) -> None:
     """Run the ``pending`` trial indices of one family on Ray Tune, appending a record per finished trial."""
     from ray import tune
 
     study = cfg.study.name
-    path = Path(cfg.paths.results_dir) / study / f"{family.name}.jsonl"
+    path = records_file(cfg, family)
+    tuner = tuner_of(cfg, family)
     command = " ".join(["python -m experiments.run", *sys.argv[1:]])
     base = {"study": study, "family": family.name, "family_file": str(family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file),
-            "seed": cfg.seed, "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser()}
+            "seed": cfg.seed, "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser(),
+            **tuner.fields()}
     import ray
 
     slots = ray.cluster_resources().get("CPU", 1) // resources["cpu"]
@@ -57,21 +67,21 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
         if not pending:
             return
         progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", family_trials(cfg, family.name), len(pending),
-                            int(slots), base, earlier=list(iter_records(path)))
-        trainable = tune.with_resources(
-            tune.with_parameters(
-                run_trial, family=family, study=study, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),
-                paths={"data_dir": cfg.paths.data_dir, "cache_dir": cfg.paths.cache_dir,
-                       "results_dir": str(Path(cfg.paths.results_dir).resolve())}, commit=commit, command=command,
-            ),
-            resources,
-        )
-        tuner = tune.Tuner(
-            trainable,
-            param_space={"trial_index": tune.grid_search(pending)},
-            tune_config=tune.TuneConfig(reuse_actors=True),
+                            int(min(slots, tuner.concurrency) if tuner.adaptive else slots), base, earlier=list(iter_records(path)))
+        kwargs = dict(study=study, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),
+                      paths={"data_dir": cfg.paths.data_dir, "cache_dir": cfg.paths.cache_dir,
+                             "results_dir": str(Path(cfg.paths.results_dir).resolve())}, commit=commit, command=command)
+        if tuner.adaptive:  # the records so far, told to the tuner in trial order before it suggests more
+            history = check_adaptive(family, tuner, cfg.seed, path, cfg.retry_failed, study_file())
+            trainable, space, search = adaptive_setup(family, tuner, cfg.study.direction == "max", history, pending, kwargs)
+        else:
+            trainable, space, search = tune.with_parameters(run_trial, family=family, **kwargs), {"trial_index": tune.grid_search(pending)}, {}
+        runner = tune.Tuner(
+            tune.with_resources(trainable, resources),
+            param_space=space,
+            tune_config=tune.TuneConfig(reuse_actors=True, **search),
             run_config=tune.RunConfig(
-                name=f"{study}-{family.name}",
+                name=f"{study}-{tuner.run_name(family.name)}",
                 storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"),
                 verbose=int(cfg.ray.verbose),
                 callbacks=[record_callback(progress)],
@@ -79,17 +89,27 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
                 failure_config=tune.FailureConfig(max_failures=0),
             ),
         )
-        tuner.fit()
+        runner.fit()
     if progress.data_problem is not None:
         raise DataProblem(progress.data_problem)
 
 
 def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
-    """The dry run's table: every trial's assignment and whether it has a record already."""
+    """The dry run's table: every trial's assignment and whether it has a record already (an
+    adaptive run's recorded assignments; the rest are suggested as the earlier trials finish)."""
     import pandas as pd
 
-    rows = [{"trial": i, "done": "yes" if i in done else "", **family.params(cfg.seed, i)}
-            for i in range(family_trials(cfg, family.name))]
+    tuner = tuner_of(cfg, family)
+    if tuner.adaptive:
+        recorded = {r["trial"]: r["params"] or {} for r in latest_per_trial(iter_records(records_file(cfg, family)))}
+        print(f"\n{cfg.study.name}/{family.name}: strategy {tuner.strategy}, tuner seed {tuner.seed}, concurrency "
+              f"{tuner.concurrency}, {tuner.startup_trials} random startup trials; {len(recorded)} recorded, the other "
+              f"{family_trials(cfg, family.name) - len(done)} suggested as earlier trials finish")
+    rows = [{"trial": i, "done": "yes" if i in done else "",
+             **(recorded.get(i, {}) if tuner.adaptive else family.params(cfg.seed, i))}
+            for i in range(family_trials(cfg, family.name)) if not tuner.adaptive or i in recorded]
+    if not rows:
+        return
     frame = pd.DataFrame(rows)
     searched = ["trial", "done", *sorted(family.search)]
     print(f"\n{cfg.study.name}/{family.name} ({family.file.name}, {family.label}; train: {family.train_target}); fixed: "
@@ -115,8 +135,12 @@ def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
     results = Path(cfg.paths.results_dir) / cfg.study.name
     todo = {}
     for family in families:
-        path = results / f"{family.name}.jsonl"
-        check_records_match(family, cfg.seed, path)
+        path = records_file(cfg, family)
+        tuner = tuner_of(cfg, family)
+        if tuner.adaptive:
+            check_adaptive(family, tuner, cfg.seed, path, cfg.retry_failed, study_file())
+        else:
+            check_records_match(family, cfg.seed, path)
         todo[family.name] = pending(cfg, family.name, path)
     return families, todo, results
 
@@ -156,8 +180,10 @@ def main(cfg: DictConfig) -> None:
         commit = suite_commit()
         for family in families:
             if todo[family.name]:
-                print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {family_trials(cfg, family.name)} trials to run "
-                      f"({resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {results / (family.name + '.jsonl')}", flush=True)
+                tuner = tuner_of(cfg, family)
+                how = f"{tuner.strategy}, tuner seed {tuner.seed}, {tuner.concurrency} at a time; " if tuner.adaptive else ""
+                print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {family_trials(cfg, family.name)} trials to run ({how}"
+                      f"{resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {records_file(cfg, family)}", flush=True)
                 run_family(cfg, family, todo[family.name], resources, commit)
     except (RecordsBusy, ConfigError, DataProblem, RecordError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -165,7 +191,7 @@ def main(cfg: DictConfig) -> None:
     finally:
         stop_ray()
     took = human_duration(time.perf_counter() - started)
-    left = {f.name: len(pending(cfg, f.name, results / f"{f.name}.jsonl")) for f in families}
+    left = {f.name: len(pending(cfg, f.name, records_file(cfg, f))) for f in families}
     if any(left.values()):  # stopped early (Ctrl-C, a stopped cluster): say so, and how to go on
         print(f"[{cfg.study.name}] stopped after {took} with trials left ("
               + ", ".join(f"{name}: {n}" for name, n in left.items() if n) + "); the same command resumes", file=sys.stderr)

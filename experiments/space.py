@@ -22,7 +22,10 @@ from experiments.replay import Replay, ReplayError, parse_replay
 
 REPO = Path(__file__).resolve().parent.parent  # the one repository-root constant
 CONF_DIR = REPO / "conf"
-FAMILY_KEYS = {"inherits", "label", "table", "description", "train", "reported", "fixed", "search", "replay"}
+FAMILY_KEYS = {"inherits", "label", "table", "description", "train", "reported", "fixed", "search", "replay", "strategy"}
+# How a family's assignments are chosen (experiments/tuner.py): seeded random draws, or an adaptive
+# tuner (Optuna's GP or TPE sampler) standing in for the GP bandit of Melis et al. (2018), section 5.
+STRATEGIES = ("random", "gp", "tpe")
 DISTRIBUTIONS = {
     "uniform": {"low", "high"},
     "loguniform": {"low", "high"},
@@ -54,6 +57,7 @@ class Family:
     reported: dict[str, Any] | None
     description: str = ""
     replay: Replay | None = None  # take assignments from a trial file instead of sampling them
+    strategy: str | None = None  # the family file's search strategy (one of STRATEGIES); None: random unless the run names one
 
     def params(self, seed: int, index: int) -> dict[str, Any]:
         """Fixed settings plus trial ``index``'s assignment, sampled or replayed (searched keys win)."""
@@ -162,6 +166,9 @@ def load_family(stem: str, name: str | None = None, dirs: Iterable[Path] = ()) -
     if not raw.get("search"):
         raise ConfigError(path, "search", "missing: a family needs at least one sampled hyperparameter")
     search = {k: validate_distribution(path, f"search.{k}", v) for k, v in raw["search"].items()}
+    strategy = raw.get("strategy")
+    if strategy is not None and strategy not in STRATEGIES:
+        raise ConfigError(path, "strategy", f"must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     replay = None
     if raw.get("replay") is not None:
         try:
@@ -179,6 +186,7 @@ def load_family(stem: str, name: str | None = None, dirs: Iterable[Path] = ()) -
         reported=raw.get("reported"),
         description=str(raw.get("description") or ""),
         replay=replay,
+        strategy=strategy,
     )
 
 
