@@ -5,6 +5,8 @@ and generated data of the same shape for the contract tests.
 - :mod:`models.tasks.sentence`: single-sentence classification (SST: LR, CNN, BCN).
 - :mod:`models.tasks.pair`: sentence-pair classification (SciTail: n-gram, DAM, ESIM, DGEM).
 - :mod:`models.tasks.span`: span extraction (SQuAD: BiDAF), scored by exact match and F1.
+- :mod:`models.tasks.lm`: word-level language modelling (PTB, Wikitext-2: the LSTM, RHN and NAS of
+  Melis et al., 2018), scored by perplexity (lower is better).
 
 A model family's module names its adapter as ``TASK`` and provides ``SETTINGS`` (the settings its
 training function reads), ``build(params, data)`` (the model for an assignment and the adapter's
