@@ -1,4 +1,5 @@
-"""``python -m figures fig1|fig2|fig3|fig4|budgets|report [--source ours|paper] [--variant as_run]``.
+"""``python -m figures fig1|fig2|fig3|fig4|budgets|report [--source ours|paper] [--variant as_run]``;
+``python -m figures readme [--study S] [--check]`` (the READMEs' numbers, :mod:`figures.study_readme`).
 
 Missing or malformed records (a study or family without records, an empty family file, a
 trial file with the wrong checksum) are one ``error: <file>: ...`` line on stderr and exit
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from data.download import DataError, DataMissingError
 from experiments.space import REPO, study_config
-from figures import budgets, report
+from figures import budgets, report, study_readme
 from figures.as_run import compare_fig1
 from figures.plot import draw
 from figures.sources import from_paper, from_records
@@ -70,8 +71,10 @@ def paper_or_why(spec: FigureSpec) -> list | str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m figures", description=__doc__)
-    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets", "report"])
-    parser.add_argument("--study", default=None, help="report: the study (default: figure 1's, or its variant)")
+    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets", "report", "readme"])
+    parser.add_argument("--study", default=None, help="report: the study (default: figure 1's, or its variant); "
+                                                       "readme: only results/<study>/README.md")
+    parser.add_argument("--check", action="store_true", help="readme: write nothing, exit 1 if a README's numbers differ")
     parser.add_argument("--source", choices=["ours", "paper"], default="ours")
     parser.add_argument("--variant", default=None, help="search-space variant, e.g. as_run (study <study>_<variant>)")
     parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
@@ -80,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tag = args.source if not args.variant else f"{args.source}_{args.variant}"
     try:
+        if args.what == "readme":
+            return study_readme.run(args.results, args.study, args.check)
         if args.what == "report":
             study = args.study or study_of(FIGURES[1], args.variant)
             md, tex = report.build(study, args.source, args.results)

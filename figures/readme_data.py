@@ -1,0 +1,198 @@
+"""What a README marker reads: a study's ok trials per family (ours, from its records, or the
+authors' published trials), the fields of a trial, filters on them, and the study's run.log.
+
+Reading only: the numbers are computed in :mod:`figures.readme_facts`. Every problem is a
+:class:`FactError`; a file that is not in the repository (the authors' trials, a data set) and
+is not at hand is :class:`NeedsData`, so that a README can be checked everywhere the rest can.
+"""
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from experiments.records import iter_records, latest_per_trial
+from experiments.space import load_family, study_config
+from figures.sources import PAPER_DIR, from_paper, shared_paper_file
+from figures.specs import FIGURES, FigureSpec
+
+
+class FactError(ValueError):
+    """A marker that cannot be computed; the README generator adds the file and line."""
+
+
+class NeedsData(FactError):
+    """A fact that reads a file outside the repository which is not at hand here."""
+
+
+@dataclass(frozen=True)
+class Trials:
+    """The ok trials of one family, in trial order: records (ours) or value/duration rows (the authors')."""
+
+    family: str
+    label: str
+    rows: tuple[dict[str, Any], ...]
+    maximize: bool
+    source: str  # "ours" or "paper"
+
+
+@dataclass(frozen=True)
+class Study:
+    """The families of one folder of records under ``results/``, in the study file's order."""
+
+    name: str  # the records' study name (conf/study/<name>.yaml)
+    folder: Path
+    families: dict[str, Trials]
+
+
+def _label(family_file: str | None, family: str, spec: FigureSpec | None) -> str:
+    if spec is not None and family in spec.labels:
+        return spec.labels[family]
+    try:
+        return load_family(Path(family_file).stem).label if family_file else family
+    except ValueError:  # a family file renamed since the study ran: its short name still names it
+        return family
+
+
+def figure_of(study: str) -> FigureSpec | None:
+    """The figure whose study ``study`` is or derives from (``scitail_reduced`` -> Figure 3), if any."""
+    found = [s for s in FIGURES.values() if study == s.study or study.startswith(s.study + "_")]
+    return max(found, key=lambda s: len(s.study)) if found else None
+
+
+@lru_cache(maxsize=None)
+def read_study(folder: Path) -> Study:
+    """The ok trials of each ``<family>.jsonl`` in ``folder`` (the latest record of each trial)."""
+    per_file = {p.stem: latest_per_trial(iter_records(p)) for p in sorted(folder.glob("*.jsonl"))}
+    records = [r for rows in per_file.values() for r in rows]
+    if not records:
+        raise FactError(f"no trial records in {folder}")
+    name = str(records[0].get("study") or folder.name)
+    spec = figure_of(name)
+    try:
+        order = list(study_config(name)["families"])
+    except (FileNotFoundError, KeyError, ValueError):
+        order = []
+    names = [f for f in order if f in per_file] + [f for f in per_file if f not in order]
+    families = {}
+    for family in names:
+        ok = tuple(r for r in per_file[family] if r["status"] == "ok")
+        first = per_file[family][0] if per_file[family] else {}
+        families[family] = Trials(family, _label(first.get("family_file"), family, spec), ok,
+                                  first.get("direction", "max") != "min", "ours")
+    return Study(name, folder, families)
+
+
+def paper_study(study: Study) -> Study:
+    """The authors' published trials of the figure ``study`` reproduces, read only where a copy is at
+    hand (``results/paper/`` or ``$SYW_DATA_DIR/authors_trials/``): a README check never downloads."""
+    spec = figure_of(study.name)
+    if spec is None:
+        raise FactError(f"study {study.name} reproduces none of Figures 1-4: there are no authors' trials to read")
+    if not (PAPER_DIR / spec.paper.name).is_file() and shared_paper_file(spec.paper) is None:
+        raise NeedsData(f"the authors' trials {spec.paper.name} (in results/paper/ or $SYW_DATA_DIR/authors_trials/)")
+    return _paper(spec.number)
+
+
+@lru_cache(maxsize=None)
+def _paper(number: int) -> Study:
+    spec, families = FIGURES[number], {}
+    for g in from_paper(spec):
+        durations = [None] * g.scores.size if g.durations is None else list(map(float, g.durations))
+        rows = tuple({"trial": i, "value": float(v), "duration_seconds": d} for i, (v, d) in enumerate(zip(g.scores, durations)))
+        families[g.family] = Trials(g.family, g.label, rows, True, "paper")
+    return Study(spec.study, PAPER_DIR, families)
+
+
+# A trial's fields, as markers name them (`of=`, `where=`, table columns).
+def field(row: dict[str, Any], name: str) -> Any:
+    """``value``, ``trial``, ``best_epoch``, ``epochs_run``, ``seconds``/``minutes``/``hours`` (its
+    training duration), ``commit`` (short), ``params.<key>`` (its assignment) or ``extra.<key>``
+    (``extra_metrics``) of one trial."""
+    scale = {"seconds": 1.0, "minutes": 60.0, "hours": 3600.0}
+    if name in scale:
+        value = row.get("duration_seconds")
+        if value is None:
+            raise FactError(f"trial {row.get('trial')} has no training duration (the authors' file gives none for this family)")
+        return float(value) / scale[name]
+    if name == "commit":
+        return str((row.get("versions") or {}).get("suite_commit", ""))[:7] or None
+    head, _, key = name.partition(".")
+    holder = {"params": row.get("params"), "extra": row.get("extra_metrics")}.get(head) if key else row
+    if not isinstance(holder, dict) or (key or name) not in holder:
+        raise FactError(f"trial {row.get('trial')} has no field {name!r} (fields: value, trial, best_epoch, epochs_run, "
+                        "seconds, minutes, hours, commit, params.<key>, extra.<key>)")
+    return holder[key or name]
+
+
+OPERATORS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
+_CONDITION = re.compile(r"^([A-Za-z_][\w.]*)(<=|>=|==|!=|<|>)(.+)$")
+
+
+def matches(row: dict[str, Any], where: str | None) -> bool:
+    """Whether ``row`` meets every comma-separated condition of ``where`` (``FIELD OP NUMBER`` or
+    ``FIELD OP FIELD``, e.g. ``value<=0.5092,params.lr>1e-4`` or ``best_epoch==params.epochs``)."""
+    for condition in (where or "").split(","):
+        if not condition.strip():
+            continue
+        parsed = _CONDITION.match(condition.strip())
+        if not parsed:
+            raise FactError(f"where: {condition!r} is not FIELD OP VALUE (OP one of {', '.join(OPERATORS)})")
+        left, op, right = parsed.groups()
+        try:
+            other: Any = float(right)
+        except ValueError:
+            other = field(row, right)
+        if not OPERATORS[op](field(row, left), other):
+            return False
+    return True
+
+
+# run.log: `date` lines and `=== started|resumed|stopped <date>` notes around each `time python -m experiments.run`.
+_DATE = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d UTC \d{4}")
+_REAL = re.compile(r"^real\s+(?:(\d+)h)?(\d+)m([\d.]+)s")
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One command of a run.log: its start, its last time stamp, and what `time` measured (s)."""
+
+    start: datetime
+    end: datetime | None
+    real: float | None
+
+    @property
+    def wall(self) -> float | None:
+        if self.real is not None:
+            return self.real
+        return None if self.end is None else (self.end - self.start).total_seconds()
+
+
+def _stamp(text: str) -> datetime:
+    return datetime.strptime(" ".join(text.split()), "%a %b %d %H:%M:%S UTC %Y").replace(tzinfo=timezone.utc)
+
+
+@lru_cache(maxsize=None)
+def run_segments(path: Path) -> tuple[Segment, ...]:
+    """The commands ``path`` (a study's run.log) records: each opens at a ``=== started``/``resumed``
+    line (or the first time stamp) and ends at its last time stamp or ``real`` line before the next."""
+    if not path.is_file():
+        raise FactError(f"{path} does not exist: no wall time to read")
+    segments: list[list[Any]] = []
+    for line in path.read_text(errors="replace").splitlines():
+        stamp = _DATE.search(line)
+        real = _REAL.match(line)
+        if stamp and (line.startswith(("=== started", "=== resumed")) or not segments):
+            segments.append([_stamp(stamp.group()), None, None])
+        elif stamp and segments:
+            segments[-1][1] = _stamp(stamp.group())
+        elif real and segments:
+            hours, minutes, seconds = real.groups()
+            segments[-1][2] = int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
+    if not segments:
+        raise FactError(f"{path}: no time stamps (`date` lines or `=== started <date>` notes)")
+    return tuple(Segment(*s) for s in segments)

@@ -1,0 +1,379 @@
+"""The facts a README marker names, each computed from a study's records (section 3's Eq. 8 for
+expected maxima, section 4's budget inference) and rounded once, when written.
+
+A marker is ``<!-- syw: FACT key=value ... -->TEXT<!-- /syw -->``; :data:`FACTS` lists every fact,
+the keys it takes and what it gives. Keys every fact takes: ``study`` (a folder under results/,
+default the README's), ``fmt`` (how to write the number: a Python format spec such as ``.4f``,
+``,d`` or ``.1%``; for a duration ``human`` (``3.0 min``), ``h`` (``3.2 h``), ``min``, ``hm``
+(``3 h 43 min``), ``hms`` or a spec applied to seconds; for a
+clock time a ``strftime`` pattern). Most also take ``family`` (optional when the study has one),
+``source`` (``ours``, default, or ``paper``: the authors' published trials of the same figure) and
+``where`` (conditions on the trials, see :func:`figures.readme_data.matches`).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import statistics
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from analysis import budget_to_reach, expected_max, overtakes_from, time_leaders
+from experiments.units import human_duration
+from figures.readme_data import FactError, NeedsData, Study, Trials, field, matches, paper_study, read_study, run_segments
+
+
+@dataclass(frozen=True)
+class Value:
+    """A fact before formatting: ``kind`` picks the default format (see :func:`render`)."""
+
+    value: Any
+    kind: str  # score, count, number, param, seconds, clock or text
+
+
+DEFAULT_FORMAT = {"score": ".3f", "count": ",d", "number": ".1f"}
+
+
+def _duration(seconds: float, fmt: str) -> str:
+    if fmt == "human":
+        return human_duration(seconds)
+    if fmt in ("h", "min"):
+        return f"{seconds / (3600 if fmt == 'h' else 60):.1f} {fmt}"
+    if fmt in ("hm", "hms"):
+        total = round(seconds) if fmt == "hms" else round(seconds / 60) * 60
+        hours, rest = divmod(int(total), 3600)
+        minutes, secs = divmod(rest, 60)
+        parts = [f"{hours} h"] * bool(hours) + [f"{minutes} min"] * bool(minutes or not hours) + [f"{secs} s"] * bool(fmt == "hms" and secs)
+        return " ".join(parts)
+    return format(seconds, fmt)
+
+
+def _param(value: Any) -> str:
+    if isinstance(value, float):
+        mantissa, _, exponent = f"{value:.1e}".partition("e")
+        return f"{mantissa}e{int(exponent)}"
+    return str(value)
+
+
+def render(fact: Value, fmt: str | None) -> str:
+    """``fact`` written with ``fmt``, or its kind's default: scores to 3 decimals, counts whole,
+    durations as ``3.0 min``/``2.9 h``, learning rates as ``2.9e-3``."""
+    try:
+        if fact.kind == "text":
+            return str(fact.value)
+        if fact.kind == "seconds":
+            return _duration(float(fact.value), fmt or "human")
+        if fact.kind == "clock":
+            return fact.value.strftime(fmt or "%H:%M")
+        if fact.kind == "param" and not fmt:
+            return _param(fact.value)
+        return format(fact.value, fmt or DEFAULT_FORMAT.get(fact.kind, ""))
+    except (TypeError, ValueError) as err:
+        raise FactError(f"fmt={fmt!r} cannot write {fact.value!r}: {err}") from None
+
+
+def field_kind(name: str) -> str:
+    """The kind of a trial field: scores for values and extra metrics, ``param`` for an assignment."""
+    if name == "value" or name.startswith("extra."):
+        return "score"
+    if name.startswith("params."):
+        return "param"
+    return {"seconds": "seconds", "minutes": "number", "hours": "number", "commit": "text"}.get(name, "count")
+
+
+class Args:
+    """A marker's ``key=value`` arguments, read once each; the context says which study is the default."""
+
+    def __init__(self, values: dict[str, str], default_study: Path | None, results: Path):
+        self.values, self.default_study, self.results = values, default_study, results
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self.values.get(key, default)
+
+    def number(self, key: str) -> float:
+        text = self.need(key)
+        try:
+            return float(text)
+        except ValueError:
+            raise FactError(f"{key}={text!r} is not a number") from None
+
+    def need(self, key: str) -> str:
+        if key not in self.values:
+            raise FactError(f"missing {key}=")
+        return self.values[key]
+
+    def study(self, key: str = "study") -> Study:
+        name = self.get(key)
+        if name is None and self.default_study is None:
+            raise FactError(f"missing {key}= (this README is not in a study's folder)")
+        folder = self.results / name if name is not None else self.default_study
+        ours = read_study(folder.resolve())
+        return paper_study(ours) if self.get("source", "ours") == "paper" and key == "study" else ours
+
+    def trials(self, family_key: str = "family", study_key: str = "study") -> Trials:
+        study = self.study(study_key)
+        name = self.get(family_key)
+        if name is None and len(study.families) == 1:
+            name = next(iter(study.families))
+        if name is None:
+            raise FactError(f"missing {family_key}= (families of {study.name}: {', '.join(study.families)})")
+        if name not in study.families:
+            raise FactError(f"{family_key}={name!r}: not a family of {study.name} ({', '.join(study.families)})")
+        return self.select(study.families[name])
+
+    def select(self, trials: Trials) -> Trials:
+        rows = tuple(r for r in trials.rows if matches(r, self.get("where")))
+        if not rows:
+            raise FactError(f"no trial of {trials.family} meets where={self.get('where')!r}")
+        return Trials(trials.family, trials.label, rows, trials.maximize, trials.source)
+
+    def each(self) -> list[Trials]:
+        """Every family of the study, filtered by ``where``."""
+        return [self.select(t) for t in self.study().families.values()]
+
+
+def values_of(trials: Trials, name: str = "value") -> list[Any]:
+    return [field(r, name) for r in trials.rows]
+
+
+def curve(trials: Trials, n_max: int | None = None) -> np.ndarray:
+    """Eq. 8 at n = 1..min(n_max, N) for the family's values."""
+    n = min(n_max or len(trials.rows), len(trials.rows))
+    return expected_max(values_of(trials), np.arange(1, n + 1), maximize=trials.maximize)
+
+
+def best_row(trials: Trials) -> dict[str, Any]:
+    pick = max if trials.maximize else min
+    return pick(trials.rows, key=lambda r: r["value"])  # the first trial of a tie, as the runner's "best="
+
+
+def _budget(args: Args, trials: Trials) -> int:
+    text = args.get("n", "N")
+    if text == "N":
+        return len(trials.rows)
+    if not text.isdigit() or not 1 <= int(text) <= len(trials.rows):
+        raise FactError(f"n={text!r}: a budget from 1 to the {len(trials.rows)} trials of {trials.family}, or N")
+    return int(text)
+
+
+# --- the facts -------------------------------------------------------------------------------------------
+def count(a: Args) -> Value:
+    """Trials that meet ``where`` (all ok trials without it), of ``family`` or, without it, of every family."""
+    if a.get("family") is None and len(a.study().families) > 1:
+        return Value(sum(len(t.rows) for t in a.each()), "count")
+    return Value(len(a.trials().rows), "count")
+
+
+def each(a: Args) -> Value:
+    """The number of ok trials every family has (an error when the families differ)."""
+    sizes = {t.family: len(t.rows) for t in a.each()}
+    if len(set(sizes.values())) != 1:
+        raise FactError(f"the families have different numbers of trials: {sizes}")
+    return Value(next(iter(sizes.values())), "count")
+
+
+def best(a: Args) -> Value:
+    """Field ``of`` (default value) of the best trial of ``family``."""
+    name = a.get("of", "value")
+    return Value(field(best_row(a.trials()), name), field_kind(name))
+
+
+def trial(a: Args) -> Value:
+    """Field ``of`` (default value) of trial ``trial=K`` of ``family``."""
+    trials, k = a.trials(), int(a.number("trial"))
+    row = next((r for r in trials.rows if r["trial"] == k), None)
+    if row is None:
+        raise FactError(f"{trials.family} has no ok trial {k}")
+    name = a.get("of", "value")
+    return Value(field(row, name), field_kind(name))
+
+
+def _aggregate(how: Callable[[list], Any]) -> Callable[[Args], Value]:
+    def fact(a: Args) -> Value:
+        name = a.get("of", "value")
+        kind = "count" if how is sum and field_kind(name) == "count" else field_kind(name)
+        if how in (statistics.mean, statistics.median) and kind == "count":
+            kind = "number"
+        return Value(how(values_of(a.trials(), name)), kind)
+    fact.__doc__ = f"The {how.__name__} of field ``of`` (default value) over the trials of ``family`` that meet ``where``."
+    return fact
+
+
+def emax(a: Args) -> Value:
+    """Expected best value of ``n`` trials (Eq. 8; ``n=N``, the default, for all of them)."""
+    trials = a.trials()
+    return Value(float(curve(trials)[_budget(a, trials) - 1]), "score")
+
+
+def reaching(trials: Trials, target: float) -> Value:
+    """The first n whose Eq. 8 value reaches ``target`` (section 4.4), or ``more than N``."""
+    n = budget_to_reach(curve(trials), target, maximize=trials.maximize)
+    return Value(n, "count") if n is not None else Value(f"more than {len(trials.rows)}", "text")
+
+
+def reach(a: Args) -> Value:
+    """The first n whose Eq. 8 value reaches ``target`` (section 4.4), or ``more than N``."""
+    return reaching(a.trials(), a.number("target"))
+
+
+def overtakes(a: Args) -> Value:
+    """The n from which ``family``'s Eq. 8 curve is ahead of ``over``'s up to the shorter curve's end, or ``never``."""
+    mine, other = a.trials(), a.trials("over")
+    n = overtakes_from(curve(mine), curve(other), maximize=mine.maximize)
+    return Value(n, "count") if n is not None else Value("never", "text")
+
+
+def behind(a: Args) -> Value:
+    """How far ``family``'s Eq. 8 curve falls below the best other family's at worst (0 when it leads throughout)."""
+    mine = a.trials()
+    others = [t for t in a.each() if t.family != mine.family]
+    n = min(len(t.rows) for t in [mine, *others])
+    sign = 1.0 if mine.maximize else -1.0
+    lead = np.max([sign * curve(t, n) for t in others], axis=0)
+    return Value(float(max(0.0, np.max(lead - sign * curve(mine, n)))), "score")
+
+
+def gap(a: Args) -> Value:
+    """The largest |difference| between ``family``'s Eq. 8 curve and the authors' (same figure) up to the shorter one's N."""
+    ours = a.trials()
+    theirs = Args({**a.values, "source": "paper", "where": ""}, a.default_study, a.results).trials()
+    n = min(len(ours.rows), len(theirs.rows))
+    return Value(float(np.max(np.abs(curve(ours, n) - curve(theirs, n)))), "score")
+
+
+def ratio(a: Args) -> Value:
+    """Mean field ``of`` (default seconds) of ``family`` over that of ``over`` (in study ``with``, default the same)."""
+    name = a.get("of", "seconds")
+    mine = a.trials()
+    other = a.trials("over", "with" if a.get("with") else "study")
+    return Value(statistics.mean(values_of(mine, name)) / statistics.mean(values_of(other, name)), "number")
+
+
+def lead(a: Args) -> Value:
+    """Start or end (``edge``) of the ``k``-th (default 1st) stretch of wall time in which ``family``
+    leads when every family spends the time alone (Figs. 2 and 4; :func:`analysis.time_leaders`)."""
+    family = a.trials().family
+    timed = {t.family: (curve(t), statistics.mean(values_of(t, "seconds"))) for t in a.each()}
+    spans = [x for x in time_leaders(timed, maximize=a.trials().maximize) if x.leader == family]
+    k = int(a.get("k", "1"))
+    if not 1 <= k <= len(spans):
+        raise FactError(f"{family} leads {len(spans)} time(s), so k={k} names no stretch")
+    edge = a.need("edge")
+    if edge not in ("start", "end"):
+        raise FactError(f"edge={edge!r}: start or end")
+    return Value(getattr(spans[k - 1], edge), "seconds")
+
+
+def wall(a: Args) -> Value:
+    """Wall time in run.log: of command ``segment=K`` (1-based), or of all of them (`time`'s ``real``,
+    else from the command's first to its last time stamp)."""
+    segments = run_segments(a.study().folder / "run.log")
+    picked = segments if a.get("segment") is None else [_segment(a, segments)]
+    if any(s.wall is None for s in picked):
+        raise FactError(f"{a.study().folder / 'run.log'}: a command without an end stamp or `real` line")
+    return Value(sum(s.wall for s in picked), "seconds")
+
+
+def clock(a: Args) -> Value:
+    """When command ``segment=K`` of run.log started or ended (``edge``), UTC; ``fmt`` a strftime pattern (default %H:%M)."""
+    s = _segment(a, run_segments(a.study().folder / "run.log"))
+    at = s.start if a.need("edge") == "start" else s.end
+    if a.need("edge") not in ("start", "end") or at is None:
+        raise FactError(f"edge={a.need('edge')!r}: start, or end where the command has an end stamp")
+    return Value(at, "clock")
+
+
+def _segment(a: Args, segments) -> Any:
+    k = int(a.number("segment"))
+    if not 1 <= k <= len(segments):
+        raise FactError(f"segment={k}: run.log holds {len(segments)} command(s)")
+    return segments[k - 1]
+
+
+def commits(a: Args) -> Value:
+    """The suite commits the trials (of ``family``, or all) ran at, in the order first used."""
+    rows = a.trials().rows if a.get("family") else [r for t in a.each() for r in t.rows]
+    seen = list(dict.fromkeys(field(r, "commit") for r in sorted(rows, key=lambda r: r.get("started_at") or "")))
+    names = [f"`{c}`" for c in seen if c]
+    return Value(" and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1], "text")
+
+
+def parallel(a: Args) -> Value:
+    """The most trials that were running at once (from their start and end times)."""
+    edges = sorted((datetime.fromisoformat(r[k]), step) for t in a.each() for r in t.rows
+                   for k, step in (("started_at", 1), ("ended_at", -1)) if r.get(k))
+    running = np.cumsum([step for _, step in edges])  # at one instant an end (-1) sorts before a start
+    return Value(int(running.max()) if running.size else 0, "count")
+
+
+def squad_dev(a: Args) -> Value:
+    """Exact match or F1 (``of``) of a predictions file (``file``, in the study's folder, .json or .json.gz)
+    on every question of SQuAD v1.1 dev, read from ``$SYW_DATA_DIR/squad/dev-v1.1.json``."""
+    metric = a.need("of")
+    if metric not in ("exact_match", "f1"):
+        raise FactError(f"of={metric!r}: exact_match or f1")
+    return Value(_squad_scores(a.study().folder / a.need("file"))[metric], "score")
+
+
+@lru_cache(maxsize=None)
+def _squad_scores(path: Path) -> dict[str, float]:
+    from models.tasks.squad_metric import score  # the official metric; torch-free
+
+    root = os.environ.get("SYW_DATA_DIR")
+    dev = Path(root) / "squad" / "dev-v1.1.json" if root else None
+    if dev is None or not dev.is_file():
+        raise NeedsData("SQuAD v1.1 dev ($SYW_DATA_DIR/squad/dev-v1.1.json)")
+    if not path.is_file():
+        raise FactError(f"{path} does not exist")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        predictions = json.load(handle)
+    data = json.loads(dev.read_text(encoding="utf-8"))["data"]
+    answers = {q["id"]: [x["text"] for x in q["answers"]] for art in data for p in art["paragraphs"] for q in p["qas"]}
+    return score(predictions, answers)
+
+
+COMMON = {"study", "fmt"}
+TRIALS = COMMON | {"family", "source", "where"}
+FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
+    "count": (count, TRIALS),
+    "each": (each, COMMON | {"source", "where"}),
+    "best": (best, TRIALS | {"of"}),
+    "trial": (trial, TRIALS | {"of", "trial"}),
+    "min": (_aggregate(min), TRIALS | {"of"}),
+    "max": (_aggregate(max), TRIALS | {"of"}),
+    "mean": (_aggregate(statistics.mean), TRIALS | {"of"}),
+    "median": (_aggregate(statistics.median), TRIALS | {"of"}),
+    "sum": (_aggregate(sum), TRIALS | {"of"}),
+    "emax": (emax, TRIALS | {"n"}),
+    "reach": (reach, TRIALS | {"target"}),
+    "overtakes": (overtakes, TRIALS | {"over"}),
+    "behind": (behind, TRIALS),
+    "gap": (gap, COMMON | {"family", "where"}),
+    "ratio": (ratio, TRIALS | {"over", "with", "of"}),
+    "lead": (lead, TRIALS | {"edge", "k"}),
+    "wall": (wall, COMMON | {"segment"}),
+    "clock": (clock, COMMON | {"segment", "edge"}),
+    "commits": (commits, COMMON | {"family", "where"}),
+    "parallel": (parallel, COMMON | {"where"}),
+    "squad_dev": (squad_dev, COMMON | {"file", "of"}),
+}
+
+
+def compute(name: str, values: dict[str, str], default_study: Path | None, results: Path) -> str:
+    """The text of fact ``name`` for a marker's ``values``; :class:`FactError` for an unknown fact or key."""
+    if name not in FACTS:
+        raise FactError(f"unknown fact {name!r} (facts: {', '.join(sorted(FACTS))}, table)")
+    function, keys = FACTS[name]
+    unknown = sorted(set(values) - keys)
+    if unknown:
+        raise FactError(f"{name}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(keys))})")
+    if values.get("source", "ours") not in ("ours", "paper"):
+        raise FactError(f"source={values['source']!r}: ours or paper")
+    return render(function(Args(values, default_study, results)), values.get("fmt"))

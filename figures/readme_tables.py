@@ -1,0 +1,94 @@
+"""The tables a README block marker names: ``<!-- syw: table results ... -->`` (one row per family,
+the study's standard results table) and ``<!-- syw: table trials ... -->`` (one row per trial)."""
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from figures.readme_data import FactError, field, figure_of
+from figures.readme_facts import Args, Value, best_row, curve, field_kind, reaching, render
+
+RESULTS_KEYS = {"study", "where", "n", "below", "reported"}
+TRIALS_KEYS = {"study", "where", "family", "columns", "headers", "with"}
+
+
+def _markdown(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def results_table(a: Args) -> str:
+    """Per family: ok trials, best value (its trial), Eq. 8 at each budget of ``n`` (default 1,10,N),
+    mean trial time; with ``reported=yes`` the trials to reach the paper's reported number (Fig. 3, 4),
+    with ``below=X`` the trials whose value is X or worse."""
+    families = a.each()
+    budgets = (a.get("n") or "1,10,N").split(",")
+    sizes = {len(t.rows) for t in families}
+    common = next(iter(sizes)) if len(sizes) == 1 else "N"
+    names = [f"n={common if n == 'N' else n}" for n in budgets]
+    header = ["family", "ok trials", "best (trial)", f"E[max] {names[0]}", *names[1:], "mean trial time"]
+    references = {}
+    if a.get("reported") is not None:
+        spec = figure_of(a.study().name)
+        references = spec.references if spec else {}
+        if not references:
+            raise FactError("reported=: this study's figure has no reported numbers (figures/specs.py references)")
+        header.append("trials to reach the reported number")
+    below = a.number("below") if a.get("below") is not None else None
+    if below is not None:
+        header.append(f"at {render(Value(below, 'score'), None)} or {'below' if families[0].maximize else 'above'}")
+    rows = []
+    for t in families:
+        top = best_row(t)
+        values = curve(t)
+        row = [t.label, render(Value(len(t.rows), "count"), None), f"{render(Value(top['value'], 'score'), None)} (trial {top['trial']})"]
+        for n in budgets:
+            k = len(t.rows) if n == "N" else int(n)
+            if not 1 <= k <= len(t.rows):
+                raise FactError(f"n={n!r}: a budget from 1 to the {len(t.rows)} trials of {t.family}, or N")
+            row.append(render(Value(float(values[k - 1]), "score"), None))
+        row.append(render(Value(statistics.mean(field(r, "seconds") for r in t.rows), "seconds"), None))
+        if references:
+            target = references.get(t.family)
+            row.append("-" if target is None else f"{target:g}: {render(reaching(t, target), None)}")
+        if below is not None:
+            row.append(str(sum((r["value"] <= below) if t.maximize else (r["value"] >= below) for r in t.rows)))
+        rows.append(row)
+    return _markdown(header, rows)
+
+
+def trials_table(a: Args) -> str:
+    """One row per ok trial of ``family``: ``columns`` (comma-separated ``FIELD[:FMT]``; ``with.FIELD``
+    reads the same trial of the same family in study ``with``), headed by ``headers`` (``|``-separated)."""
+    mine = a.trials()
+    columns = [c.partition(":") for c in (a.get("columns") or "trial,value,minutes").split(",")]
+    headers = a.get("headers").split("|") if a.get("headers") else [name for name, _, _ in columns]
+    if len(headers) != len(columns):
+        raise FactError(f"headers= names {len(headers)} columns, columns= {len(columns)}")
+    other = {}
+    if any(name.startswith("with.") for name, _, _ in columns):
+        other = {r["trial"]: r for r in a.trials(study_key="with").rows}
+    rows = []
+    for r in mine.rows:
+        cells = []
+        for name, _, fmt in columns:
+            source, key = (other.get(r["trial"]), name[5:]) if name.startswith("with.") else (r, name)
+            if source is None:
+                raise FactError(f"study {a.get('with')} has no ok trial {r['trial']} of {mine.family}")
+            cells.append(render(Value(field(source, key), field_kind(key)), fmt or None))
+        rows.append(cells)
+    return _markdown(headers, rows)
+
+
+TABLES = {"results": (results_table, RESULTS_KEYS), "trials": (trials_table, TRIALS_KEYS)}
+
+
+def compute_table(kind: str, values: dict[str, str], default_study: Path | None, results: Path) -> str:
+    """The Markdown table of ``kind`` for a block marker's ``values``."""
+    if kind not in TABLES:
+        raise FactError(f"unknown table {kind!r} (tables: {', '.join(TABLES)})")
+    function, keys = TABLES[kind]
+    unknown = sorted(set(values) - keys)
+    if unknown:
+        raise FactError(f"table {kind}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(keys))})")
+    return function(Args(values, default_study, results))
