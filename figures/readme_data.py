@@ -110,9 +110,9 @@ def _paper(number: int) -> Study:
 
 # A trial's fields, as markers name them (`of=`, `where=`, table columns).
 def field(row: dict[str, Any], name: str) -> Any:
-    """``value``, ``trial``, ``best_epoch``, ``epochs_run``, ``seconds``/``minutes``/``hours`` (its
-    training duration), ``commit`` (short), ``params.<key>`` (its assignment) or ``extra.<key>``
-    (``extra_metrics``) of one trial."""
+    """``value``, ``trial``, ``best_epoch``, ``epochs_run``, ``epoch_seconds`` (a list),
+    ``seconds``/``minutes``/``hours`` (its training duration), ``started``/``ended`` (UTC),
+    ``commit`` (short), ``params.<key>`` (its assignment) or ``extra.<key>`` (``extra_metrics``)."""
     scale = {"seconds": 1.0, "minutes": 60.0, "hours": 3600.0}
     if name in scale:
         value = row.get("duration_seconds")
@@ -121,12 +121,26 @@ def field(row: dict[str, Any], name: str) -> Any:
         return float(value) / scale[name]
     if name == "commit":
         return str((row.get("versions") or {}).get("suite_commit", ""))[:7] or None
+    if name in ("started", "ended") and row.get(f"{name}_at"):
+        return datetime.fromisoformat(row[f"{name}_at"])
     head, _, key = name.partition(".")
     holder = {"params": row.get("params"), "extra": row.get("extra_metrics")}.get(head) if key else row
     if not isinstance(holder, dict) or (key or name) not in holder:
         raise FactError(f"trial {row.get('trial')} has no field {name!r} (fields: value, trial, best_epoch, epochs_run, "
-                        "seconds, minutes, hours, commit, params.<key>, extra.<key>)")
+                        "epoch_seconds, seconds, minutes, hours, started, ended, commit, params.<key>, extra.<key>)")
     return holder[key or name]
+
+
+_ABSENT = object()
+
+
+def _optional(row: dict[str, Any], name: str) -> Any:
+    """``field(row, name)``, or :data:`_ABSENT` for a ``params.``/``extra.`` key this trial lacks."""
+    head, _, key = name.partition(".")
+    holder = {"params": row.get("params"), "extra": row.get("extra_metrics")}.get(head)
+    if key and isinstance(holder, dict) and key not in holder:
+        return _ABSENT
+    return field(row, name)
 
 
 OPERATORS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
@@ -135,7 +149,9 @@ _CONDITION = re.compile(r"^([A-Za-z_][\w.]*)(<=|>=|==|!=|<|>)(.+)$")
 
 def matches(row: dict[str, Any], where: str | None) -> bool:
     """Whether ``row`` meets every comma-separated condition of ``where`` (``FIELD OP NUMBER`` or
-    ``FIELD OP FIELD``, e.g. ``value<=0.5092,params.lr>1e-4`` or ``best_epoch==params.epochs``)."""
+    ``FIELD OP FIELD``, e.g. ``value<=0.5092,params.lr>1e-4`` or ``best_epoch==params.epochs``).
+    A trial whose ``params`` or ``extra_metrics`` lack a key a condition names does not meet it
+    (its family file did not set it); a fact that then selects no trial at all is an error."""
     for condition in (where or "").split(","):
         if not condition.strip():
             continue
@@ -144,10 +160,10 @@ def matches(row: dict[str, Any], where: str | None) -> bool:
             raise FactError(f"where: {condition!r} is not FIELD OP VALUE (OP one of {', '.join(OPERATORS)})")
         left, op, right = parsed.groups()
         try:
-            other: Any = float(right)
+            sides = [_optional(row, left), float(right)]
         except ValueError:
-            other = field(row, right)
-        if not OPERATORS[op](field(row, left), other):
+            sides = [_optional(row, left), _optional(row, right)]
+        if _ABSENT in sides or not OPERATORS[op](*sides):
             return False
     return True
 

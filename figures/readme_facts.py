@@ -84,7 +84,8 @@ def field_kind(name: str) -> str:
         return "score"
     if name.startswith("params."):
         return "param"
-    return {"seconds": "seconds", "minutes": "number", "hours": "number", "commit": "text"}.get(name, "count")
+    return {"seconds": "seconds", "epoch_seconds": "seconds", "minutes": "number", "hours": "number",
+            "commit": "text", "started": "clock", "ended": "clock"}.get(name, "count")
 
 
 class Args:
@@ -139,7 +140,9 @@ class Args:
 
 
 def values_of(trials: Trials, name: str = "value") -> list[Any]:
-    return [field(r, name) for r in trials.rows]
+    """Field ``name`` of every trial; a list field (``epoch_seconds``) gives all its items."""
+    values = [field(r, name) for r in trials.rows]
+    return [x for v in values for x in v] if values and isinstance(values[0], list) else values
 
 
 def curve(trials: Trials, n_max: int | None = None) -> np.ndarray:
@@ -218,8 +221,19 @@ def reaching(trials: Trials, target: float) -> Value:
 
 
 def reach(a: Args) -> Value:
-    """The first n whose Eq. 8 value reaches ``target`` (section 4.4), or ``more than N``."""
-    return reaching(a.trials(), a.number("target"))
+    """The first n whose Eq. 8 value reaches ``target`` (section 4.4), or ``more than N``; with
+    ``time=yes`` the wall time of those n trials (n times the mean duration, Figs. 2 and 4)."""
+    trials = a.trials()
+    n = reaching(trials, a.number("target"))
+    if a.get("time") is None or n.kind == "text":
+        return n
+    return Value(n.value * statistics.mean(values_of(trials, "seconds")), "seconds")
+
+
+def which(a: Args) -> Value:
+    """The indices of the trials of ``family`` that meet ``where``: ``11, 13, 14 and 15``."""
+    names = [str(r["trial"]) for r in a.trials().rows]
+    return Value(names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1], "text")
 
 
 def overtakes(a: Args) -> Value:
@@ -352,7 +366,8 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "median": (_aggregate(statistics.median), TRIALS | {"of"}),
     "sum": (_aggregate(sum), TRIALS | {"of"}),
     "emax": (emax, TRIALS | {"n"}),
-    "reach": (reach, TRIALS | {"target"}),
+    "reach": (reach, TRIALS | {"target", "time"}),
+    "which": (which, TRIALS),
     "overtakes": (overtakes, TRIALS | {"over"}),
     "behind": (behind, TRIALS),
     "gap": (gap, COMMON | {"family", "where"}),
