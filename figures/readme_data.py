@@ -112,7 +112,17 @@ def _paper(number: int) -> Study:
 def field(row: dict[str, Any], name: str) -> Any:
     """``value``, ``trial``, ``best_epoch``, ``epochs_run``, ``epoch_seconds`` (a list),
     ``seconds``/``minutes``/``hours`` (its training duration), ``started``/``ended`` (UTC),
-    ``commit`` (short), ``params.<key>`` (its assignment) or ``extra.<key>`` (``extra_metrics``)."""
+    ``commit`` (short), ``params.<key>`` (its assignment), ``extra.<key>`` (``extra_metrics``),
+    ``with.<field>`` (the same trial in the study a marker's ``with=`` names), or the difference
+    or ratio of two of these (``value-with.value``, ``seconds/with.seconds``)."""
+    for sign, combine in (("-", operator.sub), ("/", operator.truediv)):
+        if sign in name:
+            left, right = name.split(sign, 1)
+            return combine(field(row, left), field(row, right))
+    if name.startswith("with."):
+        if "with" not in row:
+            raise FactError(f"{name}: name the study to pair trials with (with=STUDY)")
+        return field(row["with"], name[5:])
     scale = {"seconds": 1.0, "minutes": 60.0, "hours": 3600.0}
     if name in scale:
         value = row.get("duration_seconds")
@@ -127,45 +137,58 @@ def field(row: dict[str, Any], name: str) -> Any:
     holder = {"params": row.get("params"), "extra": row.get("extra_metrics")}.get(head) if key else row
     if not isinstance(holder, dict) or (key or name) not in holder:
         raise FactError(f"trial {row.get('trial')} has no field {name!r} (fields: value, trial, best_epoch, epochs_run, "
-                        "epoch_seconds, seconds, minutes, hours, started, ended, commit, params.<key>, extra.<key>)")
+                        "epoch_seconds, seconds, minutes, hours, started, ended, commit, params.<key>, extra.<key>, with.<field>)")
     return holder[key or name]
 
 
-_ABSENT = object()
-
-
-def _optional(row: dict[str, Any], name: str) -> Any:
-    """``field(row, name)``, or :data:`_ABSENT` for a ``params.``/``extra.`` key this trial lacks."""
+def has(row: dict[str, Any], name: str) -> bool:
+    """Whether the trial's record holds ``params.<key>`` or ``extra.<key>`` (other fields: always)."""
+    if name.startswith("with."):
+        return "with" in row and has(row["with"], name[5:])
     head, _, key = name.partition(".")
     holder = {"params": row.get("params"), "extra": row.get("extra_metrics")}.get(head)
-    if key and isinstance(holder, dict) and key not in holder:
-        return _ABSENT
-    return field(row, name)
+    return not (key and isinstance(holder, dict)) or key in holder
 
 
 OPERATORS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
-_CONDITION = re.compile(r"^([A-Za-z_][\w.]*)(<=|>=|==|!=|<|>)(.+)$")
+_CONDITION = re.compile(r"^([A-Za-z_][\w.]*)(?:(<=|>=|==|!=|<|>)(.+))?$")
 
 
-def matches(row: dict[str, Any], where: str | None) -> bool:
-    """Whether ``row`` meets every comma-separated condition of ``where`` (``FIELD OP NUMBER`` or
-    ``FIELD OP FIELD``, e.g. ``value<=0.5092,params.lr>1e-4`` or ``best_epoch==params.epochs``).
-    A trial whose ``params`` or ``extra_metrics`` lack a key a condition names does not meet it
-    (its family file did not set it); a fact that then selects no trial at all is an error."""
-    for condition in (where or "").split(","):
-        if not condition.strip():
-            continue
-        parsed = _CONDITION.match(condition.strip())
+def conditions(where: str | None) -> list[tuple[str, str | None, float | str | None]]:
+    """``where`` parsed: comma-separated ``FIELD OP NUMBER``, ``FIELD OP FIELD`` (``value<=0.5092``,
+    ``best_epoch==params.epochs``, ``value>with.value``) or a bare ``params.<key>``: the trial has it."""
+    out = []
+    for text in filter(None, (c.strip() for c in (where or "").split(","))):
+        parsed = _CONDITION.match(text)
         if not parsed:
-            raise FactError(f"where: {condition!r} is not FIELD OP VALUE (OP one of {', '.join(OPERATORS)})")
+            raise FactError(f"where: {text!r} is not FIELD OP VALUE (OP one of {', '.join(OPERATORS)}) nor a FIELD")
         left, op, right = parsed.groups()
         try:
-            sides = [_optional(row, left), float(right)]
+            out.append((left, op, float(right) if right is not None else None))
         except ValueError:
-            sides = [_optional(row, left), _optional(row, right)]
-        if _ABSENT in sides or not OPERATORS[op](*sides):
+            out.append((left, op, right))
+    return out
+
+
+def matches(row: dict[str, Any], where: list[tuple[str, str | None, float | str | None]]) -> bool:
+    """Whether ``row`` meets every one of the parsed conditions ``where`` (:func:`conditions`). A
+    trial whose record lacks a ``params``/``extra`` key that a condition names does not meet it
+    (its family file did not set it); :func:`check_names` catches a key no trial has (a typo)."""
+    for left, op, right in where:
+        names = [left] + ([right] if isinstance(right, str) else [])
+        if not all(has(row, n) for n in names):
+            return False
+        if op is not None and not OPERATORS[op](field(row, left), field(row, right) if isinstance(right, str) else right):
             return False
     return True
+
+
+def check_names(rows: tuple[dict[str, Any], ...], where: list, family: str) -> None:
+    """A condition on a ``params``/``extra`` key that none of ``rows`` holds is a typo: say so."""
+    for left, _, right in where:
+        for name in [left] + ([right] if isinstance(right, str) else []):
+            if not any(has(r, name) for r in rows):
+                raise FactError(f"where: no trial of {family} has {name!r}")
 
 
 # run.log: `date` lines and `=== started|resumed|stopped <date>` notes around each `time python -m experiments.run`.

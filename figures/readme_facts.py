@@ -3,7 +3,8 @@ expected maxima, section 4's budget inference) and rounded once, when written.
 
 A marker is ``<!-- syw: FACT key=value ... -->TEXT<!-- /syw -->``; :data:`FACTS` lists every fact,
 the keys it takes and what it gives. Keys every fact takes: ``study`` (a folder under results/,
-default the README's), ``fmt`` (how to write the number: a Python format spec such as ``.4f``,
+default the README's), ``times`` (a number to multiply a numeric fact by before writing it, e.g.
+the dev set's size: an accuracy as sentences right), ``fmt`` (how to write the number: a Python format spec such as ``.4f``,
 ``,d`` or ``.1%``; for a duration ``human`` (``3.0 min``), ``h`` (``3.2 h``), ``min``, ``hm``
 (``3 h 43 min``), ``hms`` or a spec applied to seconds; for a
 clock time a ``strftime`` pattern). Most also take ``family`` (optional when the study has one),
@@ -26,7 +27,8 @@ import numpy as np
 
 from analysis import budget_to_reach, expected_max, overtakes_from, time_leaders
 from experiments.units import human_duration
-from figures.readme_data import FactError, NeedsData, Study, Trials, field, matches, paper_study, read_study, run_segments
+from figures.readme_data import (FactError, NeedsData, Study, Trials, check_names, conditions, field, matches, paper_study,
+                                 read_study, run_segments)
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Value:
     kind: str  # score, count, number, param, seconds, clock or text
 
 
-DEFAULT_FORMAT = {"score": ".3f", "count": ",d", "number": ".1f"}
+DEFAULT_FORMAT = {"score": ".3f", "count": ",d", "number": ".1f", "scaled": ",.0f"}
 
 
 def _duration(seconds: float, fmt: str) -> str:
@@ -82,6 +84,12 @@ def field_kind(name: str) -> str:
     """The kind of a trial field: scores for values and extra metrics, ``param`` for an assignment."""
     if name == "value" or name.startswith("extra."):
         return "score"
+    if "/" in name:
+        return "number"
+    if "-" in name:
+        return field_kind(name.split("-", 1)[0])
+    if name.startswith("with."):
+        return field_kind(name[5:])
     if name.startswith("params."):
         return "param"
     return {"seconds": "seconds", "epoch_seconds": "seconds", "minutes": "number", "hours": "number",
@@ -117,26 +125,39 @@ class Args:
         ours = read_study(folder.resolve())
         return paper_study(ours) if self.get("source", "ours") == "paper" and key == "study" else ours
 
-    def trials(self, family_key: str = "family", study_key: str = "study") -> Trials:
-        study = self.study(study_key)
-        name = self.get(family_key)
+    def family(self, study: Study, key: str = "family") -> Trials:
+        name = self.get(key)
         if name is None and len(study.families) == 1:
             name = next(iter(study.families))
         if name is None:
-            raise FactError(f"missing {family_key}= (families of {study.name}: {', '.join(study.families)})")
+            raise FactError(f"missing {key}= (families of {study.name}: {', '.join(study.families)})")
         if name not in study.families:
-            raise FactError(f"{family_key}={name!r}: not a family of {study.name} ({', '.join(study.families)})")
-        return self.select(study.families[name])
+            raise FactError(f"{key}={name!r}: not a family of {study.name} ({', '.join(study.families)})")
+        return study.families[name]
 
-    def select(self, trials: Trials) -> Trials:
-        rows = tuple(r for r in trials.rows if matches(r, self.get("where")))
-        if not rows:
+    def trials(self, family_key: str = "family", study_key: str = "study") -> Trials:
+        """The family's trials that meet ``where``; at least one (``count`` alone may count none)."""
+        trials = self.select(self.family(self.study(study_key), family_key))
+        if not trials.rows:
             raise FactError(f"no trial of {trials.family} meets where={self.get('where')!r}")
-        return Trials(trials.family, trials.label, rows, trials.maximize, trials.source)
+        return trials
+
+    def select(self, trials: Trials, check: bool = True) -> Trials:
+        """``trials`` paired with study ``with``'s same trials (those it has) when given, then filtered by ``where``."""
+        rows = trials.rows
+        if self.get("with") is not None:
+            other = {r["trial"]: r for r in self.family(self.study("with"), "family").rows}
+            rows = tuple({**r, "with": other[r["trial"]]} for r in rows if r["trial"] in other)
+        where = conditions(self.get("where"))
+        if check:
+            check_names(rows, where, trials.family)
+        return Trials(trials.family, trials.label, tuple(r for r in rows if matches(r, where)), trials.maximize, trials.source)
 
     def each(self) -> list[Trials]:
-        """Every family of the study, filtered by ``where``."""
-        return [self.select(t) for t in self.study().families.values()]
+        """Every family of the study, filtered by ``where`` (whose keys one family at least must have)."""
+        families = self.study().families.values()
+        check_names(tuple(r for t in families for r in t.rows), conditions(self.get("where")), "this study")
+        return [self.select(t, check=False) for t in families]
 
 
 def values_of(trials: Trials, name: str = "value") -> list[Any]:
@@ -170,7 +191,7 @@ def count(a: Args) -> Value:
     """Trials that meet ``where`` (all ok trials without it), of ``family`` or, without it, of every family."""
     if a.get("family") is None and len(a.study().families) > 1:
         return Value(sum(len(t.rows) for t in a.each()), "count")
-    return Value(len(a.trials().rows), "count")
+    return Value(len(a.select(a.family(a.study())).rows), "count")
 
 
 def each(a: Args) -> Value:
@@ -265,8 +286,11 @@ def ratio(a: Args) -> Value:
     """Mean field ``of`` (default seconds) of ``family`` over that of ``over`` (in study ``with``, default the same)."""
     name = a.get("of", "seconds")
     mine = a.trials()
-    other = a.trials("over", "with" if a.get("with") else "study")
-    return Value(statistics.mean(values_of(mine, name)) / statistics.mean(values_of(other, name)), "number")
+    other = Args({k: v for k, v in a.values.items() if k != "with"}, a.default_study, a.results)
+    if a.get("with") is not None:
+        other.values["study"] = a.values["with"]
+    theirs = other.trials("over")
+    return Value(statistics.mean(values_of(mine, name)) / statistics.mean(values_of(theirs, name)), "number")
 
 
 def lead(a: Args) -> Value:
@@ -353,21 +377,21 @@ def _squad_scores(path: Path) -> dict[str, float]:
     return score(predictions, answers)
 
 
-COMMON = {"study", "fmt"}
+COMMON = {"study", "fmt", "times"}
 TRIALS = COMMON | {"family", "source", "where"}
 FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
-    "count": (count, TRIALS),
+    "count": (count, TRIALS | {"with"}),
     "each": (each, COMMON | {"source", "where"}),
-    "best": (best, TRIALS | {"of"}),
-    "trial": (trial, TRIALS | {"of", "trial"}),
-    "min": (_aggregate(min), TRIALS | {"of"}),
-    "max": (_aggregate(max), TRIALS | {"of"}),
-    "mean": (_aggregate(statistics.mean), TRIALS | {"of"}),
-    "median": (_aggregate(statistics.median), TRIALS | {"of"}),
-    "sum": (_aggregate(sum), TRIALS | {"of"}),
+    "best": (best, TRIALS | {"of", "with"}),
+    "trial": (trial, TRIALS | {"of", "trial", "with"}),
+    "min": (_aggregate(min), TRIALS | {"of", "with"}),
+    "max": (_aggregate(max), TRIALS | {"of", "with"}),
+    "mean": (_aggregate(statistics.mean), TRIALS | {"of", "with"}),
+    "median": (_aggregate(statistics.median), TRIALS | {"of", "with"}),
+    "sum": (_aggregate(sum), TRIALS | {"of", "with"}),
     "emax": (emax, TRIALS | {"n"}),
     "reach": (reach, TRIALS | {"target", "time"}),
-    "which": (which, TRIALS),
+    "which": (which, TRIALS | {"with"}),
     "overtakes": (overtakes, TRIALS | {"over"}),
     "behind": (behind, TRIALS),
     "gap": (gap, COMMON | {"family", "where"}),
@@ -391,4 +415,10 @@ def compute(name: str, values: dict[str, str], default_study: Path | None, resul
         raise FactError(f"{name}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(keys))})")
     if values.get("source", "ours") not in ("ours", "paper"):
         raise FactError(f"source={values['source']!r}: ours or paper")
-    return render(function(Args(values, default_study, results)), values.get("fmt"))
+    args = Args(values, default_study, results)
+    fact = function(args)
+    if "times" in values:  # e.g. an accuracy times the dev set's size: sentences right
+        if fact.kind not in ("score", "count", "number"):
+            raise FactError(f"times= scales a number, and {name} gives {fact.value!r}")
+        fact = Value(fact.value * args.number("times"), "scaled")
+    return render(fact, values.get("fmt"))

@@ -59,24 +59,14 @@ def results_table(a: Args) -> str:
 
 def trials_table(a: Args) -> str:
     """One row per ok trial of ``family``: ``columns`` (comma-separated ``FIELD[:FMT]``; ``with.FIELD``
-    reads the same trial of the same family in study ``with``), headed by ``headers`` (``|``-separated)."""
+    reads the same trial of the same family in study ``with``, a trial it lacks is left out), headed
+    by ``headers`` (``|``-separated)."""
     mine = a.trials()
     columns = [c.partition(":") for c in (a.get("columns") or "trial,value,minutes").split(",")]
     headers = a.get("headers").split("|") if a.get("headers") else [name for name, _, _ in columns]
     if len(headers) != len(columns):
         raise FactError(f"headers= names {len(headers)} columns, columns= {len(columns)}")
-    other = {}
-    if any(name.startswith("with.") for name, _, _ in columns):
-        other = {r["trial"]: r for r in a.trials(study_key="with").rows}
-    rows = []
-    for r in mine.rows:
-        cells = []
-        for name, _, fmt in columns:
-            source, key = (other.get(r["trial"]), name[5:]) if name.startswith("with.") else (r, name)
-            if source is None:
-                raise FactError(f"study {a.get('with')} has no ok trial {r['trial']} of {mine.family}")
-            cells.append(render(Value(field(source, key), field_kind(key)), fmt or None))
-        rows.append(cells)
+    rows = [[render(Value(field(r, name), field_kind(name)), fmt or None) for name, _, fmt in columns] for r in mine.rows]
     return _markdown(headers, rows)
 
 
