@@ -155,14 +155,18 @@ _CONDITION = re.compile(r"^([A-Za-z_][\w.]*)(?:(<=|>=|==|!=|<|>)(.+))?$")
 
 
 def conditions(where: str | None) -> list[tuple[str, str | None, float | str | None]]:
-    """``where`` parsed: comma-separated ``FIELD OP NUMBER``, ``FIELD OP FIELD`` (``value<=0.5092``,
-    ``best_epoch==params.epochs``, ``value>with.value``) or a bare ``params.<key>``: the trial has it."""
+    """``where`` parsed: comma-separated ``FIELD OP NUMBER``, ``FIELD OP 'TEXT'``, ``FIELD OP FIELD``
+    (``value<=0.5092``, ``commit=='ea02830'``, ``best_epoch==params.epochs``, ``value>with.value``)
+    or a bare ``params.<key>``: the trial has it."""
     out = []
     for text in filter(None, (c.strip() for c in (where or "").split(","))):
         parsed = _CONDITION.match(text)
         if not parsed:
             raise FactError(f"where: {text!r} is not FIELD OP VALUE (OP one of {', '.join(OPERATORS)}) nor a FIELD")
         left, op, right = parsed.groups()
+        if right is not None and len(right) > 1 and right[0] == right[-1] == "'":
+            out.append((left, op, _Text(right[1:-1])))
+            continue
         try:
             out.append((left, op, float(right) if right is not None else None))
         except ValueError:
@@ -170,15 +174,19 @@ def conditions(where: str | None) -> list[tuple[str, str | None, float | str | N
     return out
 
 
+class _Text(str):
+    """A quoted literal in a condition (``commit=='ea02830'``), not a field name."""
+
+
 def matches(row: dict[str, Any], where: list[tuple[str, str | None, float | str | None]]) -> bool:
     """Whether ``row`` meets every one of the parsed conditions ``where`` (:func:`conditions`). A
     trial whose record lacks a ``params``/``extra`` key that a condition names does not meet it
     (its family file did not set it); :func:`check_names` catches a key no trial has (a typo)."""
     for left, op, right in where:
-        names = [left] + ([right] if isinstance(right, str) else [])
-        if not all(has(row, n) for n in names):
+        is_field = isinstance(right, str) and not isinstance(right, _Text)
+        if not all(has(row, n) for n in [left] + [right] * is_field):
             return False
-        if op is not None and not OPERATORS[op](field(row, left), field(row, right) if isinstance(right, str) else right):
+        if op is not None and not OPERATORS[op](field(row, left), field(row, right) if is_field else right):
             return False
     return True
 
@@ -186,7 +194,7 @@ def matches(row: dict[str, Any], where: list[tuple[str, str | None, float | str 
 def check_names(rows: tuple[dict[str, Any], ...], where: list, family: str) -> None:
     """A condition on a ``params``/``extra`` key that none of ``rows`` holds is a typo: say so."""
     for left, _, right in where:
-        for name in [left] + ([right] if isinstance(right, str) else []):
+        for name in [left] + ([right] if isinstance(right, str) and not isinstance(right, _Text) else []):
             if not any(has(r, name) for r in rows):
                 raise FactError(f"where: no trial of {family} has {name!r}")
 

@@ -142,13 +142,17 @@ class Args:
             raise FactError(f"no trial of {trials.family} meets where={self.get('where')!r}")
         return trials
 
+    def paired(self, trials: Trials) -> tuple[dict[str, Any], ...]:
+        """``trials``' rows, each with the same trial of study ``with`` under ``"with"`` when a marker
+        names one (trials that study lacks are left out)."""
+        if self.get("with") is None:
+            return trials.rows
+        other = {r["trial"]: r for r in self.study("with").families.get(trials.family, Trials("", "", (), True, "")).rows}
+        return tuple({**r, "with": other[r["trial"]]} for r in trials.rows if r["trial"] in other)
+
     def select(self, trials: Trials, check: bool = True) -> Trials:
-        """``trials`` paired with study ``with``'s same trials (those it has) when given, then filtered by ``where``."""
-        rows = trials.rows
-        if self.get("with") is not None:
-            other = {r["trial"]: r for r in self.family(self.study("with"), "family").rows}
-            rows = tuple({**r, "with": other[r["trial"]]} for r in rows if r["trial"] in other)
-        where = conditions(self.get("where"))
+        """``trials`` (paired, see :meth:`paired`) that meet ``where``."""
+        rows, where = self.paired(trials), conditions(self.get("where"))
         if check:
             check_names(rows, where, trials.family)
         return Trials(trials.family, trials.label, tuple(r for r in rows if matches(r, where)), trials.maximize, trials.source)
@@ -156,7 +160,7 @@ class Args:
     def each(self) -> list[Trials]:
         """Every family of the study, filtered by ``where`` (whose keys one family at least must have)."""
         families = self.study().families.values()
-        check_names(tuple(r for t in families for r in t.rows), conditions(self.get("where")), "this study")
+        check_names(tuple(r for t in families for r in self.paired(t)), conditions(self.get("where")), "this study")
         return [self.select(t, check=False) for t in families]
 
 
