@@ -59,6 +59,12 @@ STUDY ?= sst5
 report: env
 	$(PY) -m figures report --study $(STUDY) --source $(SOURCE)
 
+# The numbers and tables of README.md and every results/<study>/README.md, rewritten from the records
+# where markers stand (figures/study_readme.py); `python -m figures readme --check` compares only.
+.PHONY: readmes
+readmes: env
+	$(PY) -m figures readme
+
 clean-env:
 	rm -rf $(VENV)
 
