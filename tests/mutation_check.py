@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+TIMEOUT = 3600  # seconds for one pytest run; at nice 19 on a busy machine runs take many times their CPU time
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,10 @@ def pytest(copy: Path, args: tuple[str, ...], env: dict[str, str], stop_early: b
     command = ["nice", "-n", "19", sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
                *(["-x"] if stop_early else []), *args]
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=1800)
+    try:
+        done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return -1, f"stopped after {TIMEOUT} s", time.perf_counter() - started
     return done.returncode, (done.stdout + done.stderr)[-3000:], time.perf_counter() - started
 
 
@@ -145,7 +149,7 @@ def check(mutations: list[Mutation], copy: Path, env: dict[str, str]) -> list[di
             status, tail, mutated_seconds = pytest(copy, m.tests, env, stop_early=True)
         finally:
             (copy / m.path).write_text(original)
-        result = {0: "SURVIVED", 1: "caught"}.get(status, f"error: pytest exit status {status}")
+        result = {0: "SURVIVED", 1: "caught", -1: "error: timed out"}.get(status, f"error: pytest exit status {status}")
         rows.append({"mutation": m, "result": result, "seconds": seconds + mutated_seconds, "tail": tail})
         print(f"{m.name}: {result} ({seconds + mutated_seconds:.0f} s)", flush=True)
     return rows
