@@ -1,0 +1,180 @@
+"""figures/study_readme.py: README numbers regenerated from the records.
+
+Every committed README must regenerate unchanged (its numbers are what the records give, rounded
+once); a tampered number is caught by ``--check``; each fact is checked on a small generated study
+against its closed form (Eq. 8 of n draws from four distinct values), and a bad marker is one
+error line naming the README and line, exit status 2.
+"""
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from experiments.space import REPO
+from figures.__main__ import main
+from figures.study_readme import ReadmeError, readmes, regenerate
+
+RESULTS = REPO / "results"
+
+
+def test_every_committed_readme_regenerates_unchanged():
+    paths = readmes(RESULTS, None)
+    assert REPO / "README.md" in paths and RESULTS / "scitail_reduced" / "README.md" in paths
+    for path in paths:
+        outcome = regenerate(path)
+        assert outcome.changes == [], f"{path}: `make readmes` would change {outcome.changes[:3]}"
+        assert outcome.text == path.read_text()
+
+
+def _data_at_hand() -> bool:
+    root = os.environ.get("SYW_DATA_DIR")
+    return bool(root) and (Path(root) / "authors_trials").is_dir() and (Path(root) / "squad" / "dev-v1.1.json").is_file()
+
+
+@pytest.mark.realdata
+@pytest.mark.paperdata
+@pytest.mark.skipif(not _data_at_hand(), reason="set SYW_DATA_DIR to a folder with authors_trials/ and squad/dev-v1.1.json")
+def test_with_the_data_every_marker_is_checked():
+    for path in readmes(RESULTS, None):
+        outcome = regenerate(path)
+        assert outcome.unchecked == [] and outcome.changes == [], path
+
+
+def test_a_tampered_number_is_found_by_check_and_rewritten(tmp_path, capsys):
+    study = tmp_path / "scitail_reduced"
+    shutil.copytree(RESULTS / "scitail_reduced", study)
+    readme = study / "README.md"
+    good = readme.read_text()
+    tampered = good.replace("<!-- syw: overtakes family=dam over=ngram -->9<!-- /syw -->",
+                            "<!-- syw: overtakes family=dam over=ngram -->8<!-- /syw -->", 1)
+    assert tampered != good
+    readme.write_text(tampered)
+    assert main(["readme", "--study", "scitail_reduced", "--results", str(tmp_path), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "overtakes family=dam over=ngram: differs from the records: '8' -> '9'" in out
+    assert readme.read_text() == tampered  # --check writes nothing
+    assert main(["readme", "--study", "scitail_reduced", "--results", str(tmp_path)]) == 0
+    assert readme.read_text() == good
+
+
+def _record(study, family, trial, value, seconds, start, **extra):
+    return {"study": study, "family": family, "trial": trial, "status": "ok", "value": value, "direction": "max",
+            "params": {"lr": 10.0 ** -(trial + 1), "epochs": 3, **extra}, "best_epoch": 3 - trial % 2,
+            "duration_seconds": seconds, "started_at": f"2026-01-01T00:{start:02d}:00+00:00",
+            "ended_at": f"2026-01-01T00:{start + 5:02d}:00+00:00", "versions": {"suite_commit": f"{'abc' if trial < 2 else 'def'}1234567"},
+            "extra_metrics": {"f1": value + 0.05}}
+
+
+@pytest.fixture
+def study(tmp_path):
+    """results/synth/: family a with values 0.1..0.4 (trials 0-3), family b at 0.35 four times."""
+    folder = tmp_path / "synth"
+    folder.mkdir()
+    rows = {"a": [_record("synth", "a", i, v, 60.0 * (i + 1), 10 * i) for i, v in enumerate([0.1, 0.2, 0.3, 0.4])],
+            "b": [_record("synth", "b", i, 0.35, 30.0, 10 * i + 1) for i in range(4)]}
+    for family, records in rows.items():
+        (folder / f"{family}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (folder / "run.log").write_text(
+        "=== started Thu Jan  1 00:00:00 UTC 2026 at commit abc1234\n...\nreal\t1m30.000s\nThu Jan  1 00:01:31 UTC 2026\n"
+        "=== resumed Thu Jan  1 01:00:00 UTC 2026 at commit def1234\n...\n=== stopped Thu Jan  1 01:10:00 UTC 2026 by hand\n")
+    return folder
+
+
+def facts(folder: Path, *markers: str) -> list[str]:
+    readme = folder / "README.md"
+    readme.write_text("".join(f"<!-- syw: {m} -->?<!-- /syw -->\n" for m in markers))
+    return regenerate(readme, folder.parent).text.replace("<!-- /syw -->", "").split("\n")[:-1]
+
+
+def values(folder: Path, *markers: str) -> list[str]:
+    return [line.split("-->", 1)[1] for line in facts(folder, *markers)]
+
+
+def test_expected_max_and_budgets_are_eq8_on_four_distinct_values(study):
+    # Eq. 8 with N = 4 distinct values v_i (sorted): E[max of n] = sum v_i ((i/4)^n - ((i-1)/4)^n).
+    assert values(study, "emax family=a n=1 fmt=.4f", "emax family=a n=2 fmt=.4f", "emax family=a n=3 fmt=.5f",
+                  "emax family=a fmt=.6f") == ["0.2500", "0.3125", "0.34375", f"{92.6 / 256:.6f}"]
+    assert values(study, "reach family=a target=0.3", "reach family=a target=0.39", "reach family=a target=0.3 time=yes fmt=hm") == \
+        ["2", "more than 4", "5 min"]  # 2 trials of a mean 150 s
+    # b stays at 0.35: a is ahead from n = 4 (0.3617) and behind before (0.34375 at n = 3).
+    assert values(study, "overtakes family=a over=b", "overtakes family=b over=a", "behind family=a fmt=.4f") == \
+        ["4", "never", f"{0.35 - 0.25:.4f}"]
+
+
+def test_counts_fields_filters_and_pairing(study):
+    assert values(study, "count", "count family=a", "each", "count family=a where=value>0.15", "which family=a where=value>=0.3",
+                  "count family=a where=best_epoch==params.epochs", "count family=a where=\"commit=='def1234'\"",
+                  "count family=a where=value>9") == ["8", "4", "4", "3", "2 and 3", "2", "2", "0"]
+    assert values(study, "best family=a", "best family=a of=trial", "best family=a of=params.lr", "best family=a of=extra.f1",
+                  "best family=a times=1000", "mean family=a of=minutes", "sum family=a of=seconds fmt=hm",
+                  "min family=a of=params.lr where=value>0.15 fmt=.0e") == \
+        ["0.400", "3", "1.0e-4", "0.450", "400", "2.5", "10 min", "1e-04"]
+    assert values(study, "ratio family=a over=b", "max family=a with=synth of=value-with.value fmt=.1f",
+                  "count family=b with=synth where=value<with.value") == ["5.0", "0.0", "0"]
+    assert values(study, "commits", "parallel", "min family=a of=started fmt=%Y-%m-%d") == ["`abc1234` and `def1234`", "2", "2026-01-01"]
+
+
+def test_run_log_segments(study):
+    # The first command's `real` line (90 s) wins over its stamps; the second runs stamp to stamp (10 min).
+    assert values(study, "wall fmt=hms", "wall segment=1 fmt=hms", "wall segment=2 fmt=h", "clock segment=2 edge=start",
+                  "clock segment=2 edge=end") == ["11 min 30 s", "1 min 30 s", "0.2 h", "01:00", "01:10"]
+
+
+def test_tables(study):
+    lines = facts(study, "table results n=1,2,N below=0.2")
+    text = "\n".join(lines)
+    assert "| family | ok trials | best (trial) | E[max] n=1 | n=2 | n=4 | mean trial time | at 0.200 or below |" in text
+    assert "| a | 4 | 0.400 (trial 3) | 0.250 | 0.312 | 0.362 | 2.5 min | 2 |" in text  # 0.3125 is written 0.312 (half to even)
+    assert "| b | 4 | 0.350 (trial 0) | 0.350 | 0.350 | 0.350 | 30 s | 0 |" in text
+    text = "\n".join(facts(study, 'table trials family=a with=synth columns=trial,value,with.value,minutes:.0f headers="t|v|w|m"'))
+    assert "| t | v | w | m |" in text and "| 3 | 0.400 | 0.400 | 4 |" in text
+
+
+@pytest.mark.parametrize("marker, message", [
+    ("nosuch family=a", "unknown fact 'nosuch'"),
+    ("best family=a colour=red", "unknown key 'colour'"),
+    ("best family=z", "family='z': not a family of synth"),
+    ("best", "missing family="),
+    ("emax family=a n=5", "n='5': a budget from 1 to the 4 trials of a"),
+    ("count family=a where=params.lrr<1", "no trial of a has 'params.lrr'"),
+    ("best family=a where=value>9", "no trial of a meets"),
+    ("best family=a fmt=.3q", "fmt='.3q' cannot write"),
+    ("table nosuch", "unknown table 'nosuch'"),
+    ("emax family=a source=paper", "reproduces none of Figures 1-4"),
+    ("clock segment=3 edge=start", "run.log holds 2 command(s)"),
+])
+def test_a_bad_marker_is_one_error_naming_the_readme_and_line(study, marker, message):
+    readme = study / "README.md"
+    readme.write_text(f"# synth\n\nbest <!-- syw: {marker} -->?<!-- /syw -->\n")
+    with pytest.raises(ReadmeError, match=f"README.md:3: .*{re.escape(message)}"):
+        regenerate(readme, study.parent)
+
+
+def test_bad_markers_exit_2_with_one_line(study, capsys):
+    for text, where in [("<!-- syw: best family=a -->0.4\n", "README.md:1: marker 'best family=a' has no closing"),
+                        ("a\n<!-- /syw -->\n", "README.md:2: <!-- /syw --> without an opening"),
+                        ("<!-- syw: best family=a -->x<!-- syw: count -->1<!-- /syw -->\n",
+                         "README.md:1: marker 'best family=a' has no <!-- /syw -->"),
+                        ("<!-- syw: best family=a -->0.4\n0.4<!-- /syw -->\n", "an inline marker closes on its own line")]:
+        (study / "README.md").write_text(text)
+        assert main(["readme", "--study", "synth", "--results", str(study.parent)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("error: ") and where in err and "Traceback" not in err
+
+
+def test_a_fact_needing_a_file_outside_the_repository_is_left_as_written(study, monkeypatch):
+    monkeypatch.delenv("SYW_DATA_DIR", raising=False)
+    (study / "README.md").write_text("<!-- syw: squad_dev file=p.json of=f1 -->0.5<!-- /syw -->\n")
+    outcome = regenerate(study / "README.md", study.parent)
+    assert outcome.text == (study / "README.md").read_text() and outcome.changes == []
+    assert [why for _, _, why in outcome.unchecked] == ["SQuAD v1.1 dev ($SYW_DATA_DIR/squad/dev-v1.1.json)"]
+
+
+def test_a_records_file_error_names_the_file(study):
+    (study / "b.jsonl").write_text('{"trial": -1, "status": "ok", "params": {}, "value": 0.1}\n')
+    (study / "README.md").write_text("<!-- syw: count -->8<!-- /syw -->\n")
+    with pytest.raises(ReadmeError, match=r"README.md:1: .*b.jsonl:1: trial must be a non-negative integer"):
+        regenerate(study / "README.md", study.parent)
