@@ -1,0 +1,186 @@
+"""``python -m experiments.reseed study=<name> [family=<f>] reseed.best=k reseed.seeds=m [overrides]``:
+rerun a family's best k assignments with m new training seeds each (Melis et al. 2018, section 7.4).
+
+The assignments are ranked from the family's records as the runner finds them (random search, or
+the tuner run that ``strategy`` and ``tuner.seed`` name), best first by the study's direction, ties
+by trial index. Rerun j of trial t trains under the name ``<run>.reseed<j>``: its training seed is
+``trial_seed(seed, "<run>.reseed<j>", t)``, none of them the original's. Records go to
+``results/<study>/reseed/<source>.jsonl`` (``<source>``: the source file's path in the study folder,
+``/`` read as ``.``), each with the original ``trial``, ``rerun``, ``train_seed``, ``source_file``
+(in the study folder) and ``source_value``; the same command resumes, running only the (trial, rerun) pairs without a
+record. ``python -m figures seeds`` reports the spread.
+"""
+from __future__ import annotations
+
+import getpass
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+from data.download import DataError, DataMissingError
+from experiments.checks import check_family_code, study_file, validate
+from experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
+from experiments.progress import Progress, data_stopper
+from experiments.records import RecordError, RecordsBusy, RecordsWriter, iter_records, latest_per_trial
+from experiments.run import DataProblem, records_file
+from experiments.space import REPO, ConfigError, Family, trial_seed
+from experiments.trial import now, run_trial, suite_commit
+from experiments.tuner import Assigned, tuner_of
+from experiments.units import human_duration
+
+
+def reseed_path(study_dir: Path, source: Path) -> Path:
+    """``<study_dir>/reseed/<source>.jsonl``, the source's path inside the study folder with ``/`` as ``.``."""
+    return Path(study_dir) / "reseed" / ".".join(Path(source).relative_to(study_dir).parts)
+
+
+def best_trials(source: Path, k: int, maximize: bool) -> list[dict[str, Any]]:
+    """The ``k`` best ok trials of a records file (fewer when it has fewer), best first, ties by index."""
+    ok = [r for r in latest_per_trial(iter_records(source)) if r["status"] == "ok"]
+    if not ok:
+        raise RecordError(f"{source}: no ok trial to rerun (run the study first: python -m experiments.run)")
+    return sorted(ok, key=lambda r: (-r["value"] if maximize else r["value"], r["trial"]))[:k]
+
+
+def jobs_for(cfg: DictConfig, family: Family) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """The source records, the reseed records and the (trial, rerun) jobs without a record, each with
+    its assignment; existing reruns must be of the source's current assignments and study seed."""
+    source = records_file(cfg, family)
+    study_dir = Path(cfg.paths.results_dir) / cfg.study.name
+    path = reseed_path(study_dir, source)
+    chosen = best_trials(source, int(cfg.reseed.best), cfg.study.direction == "max")
+    by_trial = {r["trial"]: r for r in latest_per_trial(iter_records(source))}
+    done = set()
+    for r in iter_records(path):
+        origin = by_trial.get(r["trial"])
+        searched = (lambda params: {k: params.get(k) for k in family.search})  # noqa: E731
+        if r.get("seed") != cfg.seed or origin is None or r.get("params") is not None and searched(r["params"]) != searched(origin["params"]):
+            raise ConfigError(path, f"trial {r['trial']} rerun {r.get('rerun')}", f"reran another assignment or study seed "
+                              f"than {source} now holds (seed {cfg.seed}); delete the file to start over")
+        done.add((r["trial"], r.get("rerun")))
+    jobs = [{"trial": r["trial"], "rerun": j, "params": {k: r["params"][k] for k in family.search}, "value": r["value"]}
+            for r in chosen for j in range(int(cfg.reseed.seeds)) if (r["trial"], j) not in done]
+    return source, path, jobs
+
+
+def run_rerun(config: dict, *, family: Family, run_name: str, **kwargs: Any) -> None:
+    """The Ray Tune trainable of one rerun: :func:`run_trial` on the original assignment under ``<run>.reseed<j>``."""
+    job = config["job"]
+    run_trial({"trial_index": job["trial"]}, family=Assigned.of(family, f"{run_name}.reseed{job['rerun']}", job["params"]), **kwargs)
+
+
+def rerun_callback(progress: Progress, seed: int, run_name: str, source: str):
+    """A Tune callback handing each rerun's record, with its rerun fields, to ``progress``."""
+    from ray.tune import Callback
+
+    def fields(job: dict) -> dict[str, Any]:
+        return {"rerun": job["rerun"], "train_seed": trial_seed(seed, f"{run_name}.reseed{job['rerun']}", job["trial"]),
+                "source_file": source, "source_value": job["value"]}
+
+    class RerunCallback(Callback):
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            if "record" in result:
+                progress.finish({**result["record"], **fields(trial.config["job"])})
+
+        def on_trial_error(self, iteration, trials, trial, **info):  # a crashed worker (the trainable never raises)
+            job = trial.config["job"]
+            progress.finish({"trial": job["trial"], "params": None, "status": "failed", "value": None,
+                             "error": f"worker crashed: {trial.error_file or 'no error file'}", "duration_seconds": 0.0,
+                             "started_at": None, "ended_at": now(), **fields(job)})
+
+    return RerunCallback()
+
+
+def rerun_family(cfg: DictConfig, family: Family, resources: dict, commit: str) -> None:
+    """Run the family's reruns without a record on Ray Tune, appending one record per finished rerun."""
+    from ray import tune
+
+    tuner = tuner_of(cfg, family)
+    command = " ".join(["python -m experiments.reseed", *sys.argv[1:]])
+    with RecordsWriter(reseed_path(Path(cfg.paths.results_dir) / cfg.study.name, records_file(cfg, family))) as writer:
+        source, path, jobs = jobs_for(cfg, family)  # re-read under the lock
+        if not jobs:
+            return
+        shown = str(source.relative_to(Path(cfg.paths.results_dir) / cfg.study.name))
+        where = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
+        base = {"study": cfg.study.name, "family": family.name, "family_file": str(where), "seed": cfg.seed,
+                "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser(),
+                **{k: v for k, v in next(iter_records(source)).items() if k in ("strategy", "tuner_seed", "tuner")},
+                "reseed": {"best": int(cfg.reseed.best), "seeds": int(cfg.reseed.seeds)}}
+        import ray
+
+        slots = ray.cluster_resources().get("CPU", 1) // resources["cpu"]
+        if resources.get("gpu"):
+            slots = min(slots, ray.cluster_resources().get("GPU", 0) // resources["gpu"])
+        progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", len(jobs), len(jobs), int(slots),
+                            base, earlier=list(iter_records(path)))
+        kwargs = dict(study=cfg.study.name, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),
+                      paths={"data_dir": cfg.paths.data_dir, "cache_dir": cfg.paths.cache_dir,
+                             "results_dir": str(Path(cfg.paths.results_dir).resolve())}, commit=commit, command=command)
+        run_name = tuner.run_name(family.name)
+        tune.Tuner(
+            tune.with_resources(tune.with_parameters(run_rerun, family=family, run_name=run_name, **kwargs), resources),
+            param_space={"job": tune.grid_search(jobs)},
+            tune_config=tune.TuneConfig(reuse_actors=True),
+            run_config=tune.RunConfig(
+                name=f"{cfg.study.name}-{run_name}-reseed", storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"),
+                verbose=int(cfg.ray.verbose), callbacks=[rerun_callback(progress, cfg.seed, run_name, shown)],
+                stop=data_stopper(progress), failure_config=tune.FailureConfig(max_failures=0)),
+        ).fit()
+    if progress.data_problem is not None:
+        raise DataProblem(progress.data_problem)
+
+
+def prepare(cfg: DictConfig) -> dict[str, tuple[Family, list[dict[str, Any]]]]:
+    """Every check that needs no Ray; each family with the reruns it still has to run."""
+    families = validate(cfg)
+    for key in ("reseed.best", "reseed.seeds"):
+        value = OmegaConf.select(cfg, key, default=None)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(study_file(), key, f"must be a positive whole number, got {value!r}")
+    todo = {}
+    for family in families:
+        check_family_code(family)
+        todo[family.name] = (family, jobs_for(cfg, family)[2])
+    return todo
+
+
+@hydra.main(version_base=None, config_path="../conf", config_name="config")
+def main(cfg: DictConfig) -> None:
+    try:
+        todo = prepare(cfg)
+    except (ConfigError, RecordError, DataMissingError, DataError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    for name, (family, jobs) in todo.items():
+        print(f"[{cfg.study.name}/{name}] {len(jobs)} reruns to run: " + (", ".join(
+            f"trial {t} ({sum(j['trial'] == t for j in jobs)} seeds)" for t in dict.fromkeys(j["trial"] for j in jobs)) or "none"))
+    if cfg.dry_run or not any(jobs for _, jobs in todo.values()):
+        return
+    started = time.perf_counter()
+    start_ray(cfg.ray.address, cfg.ray.verbose)
+    try:
+        resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
+        commit = suite_commit()
+        for family, jobs in todo.values():
+            if jobs:
+                rerun_family(cfg, family, resources, commit)
+    except (RecordsBusy, ConfigError, DataProblem, RecordError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        stop_ray()
+    left = sum(len(jobs_for(cfg, family)[2]) for family, _ in todo.values())
+    took = human_duration(time.perf_counter() - started)
+    if left:
+        print(f"[{cfg.study.name}] stopped after {took} with {left} reruns left; the same command resumes", file=sys.stderr)
+        sys.exit(130)
+    print(f"[{cfg.study.name}] reruns done in {took}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
