@@ -1,5 +1,7 @@
 """``python -m figures fig1|fig2|fig3|fig4|budgets|report [--source ours|paper] [--variant as_run]``;
-``python -m figures readme [--study S] [--check]`` (the READMEs' numbers, :mod:`figures.study_readme`).
+``python -m figures readme [--study S] [--check]`` (the READMEs' numbers, :mod:`figures.study_readme`);
+``python -m figures sensitivity|seeds --study S [--family F]`` (the score against each searched
+hyperparameter, :mod:`figures.sensitivity`; seed reruns' spread beside family gaps, :mod:`figures.seeds`).
 
 Missing or malformed records (a study or family without records, an empty family file, a
 trial file with the wrong checksum) are one ``error: <file>: ...`` line on stderr and exit
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from data.download import DataError, DataMissingError
 from experiments.space import REPO, study_config
-from figures import budgets, report, study_readme
+from figures import budgets, report, seeds, sensitivity, study_readme
 from figures.as_run import compare_fig1
 from figures.plot import draw
 from figures.sources import from_paper, from_records
@@ -71,9 +73,10 @@ def paper_or_why(spec: FigureSpec) -> list | str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m figures", description=__doc__)
-    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets", "report", "readme"])
+    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets", "report", "readme", "sensitivity", "seeds"])
     parser.add_argument("--study", default=None, help="report: the study (default: figure 1's, or its variant); "
-                                                       "readme: only results/<study>/README.md")
+                                                       "readme: only results/<study>/README.md; sensitivity, seeds: the study")
+    parser.add_argument("--family", default=None, help="sensitivity: only this family of the study")
     parser.add_argument("--check", action="store_true", help="readme: write nothing, exit 1 if a README's numbers differ")
     parser.add_argument("--source", choices=["ours", "paper"], default="ours")
     parser.add_argument("--variant", default=None, help="search-space variant, e.g. as_run (study <study>_<variant>)")
@@ -85,6 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.what == "readme":
             return study_readme.run(args.results, args.study, args.check)
+        if args.what in ("sensitivity", "seeds"):
+            if not args.study:
+                parser.error(f"{args.what} needs --study")
+            written = (sensitivity.write(args.study, args.results, args.out, args.family) if args.what == "sensitivity"
+                       else [seeds.write(args.study, args.results, args.out)])
+            for path in written:
+                print(f"wrote {path}")
+            return 0
         if args.what == "report":
             study = args.study or study_of(FIGURES[1], args.variant)
             md, tex = report.build(study, args.source, args.results)
