@@ -113,12 +113,16 @@ def optuna_space(search: dict[str, dict]) -> dict[str, Any]:
 
 
 def from_optuna(search: dict[str, dict], params: dict[str, Any]) -> dict[str, Any]:
-    """An assignment of every searched key (constants included) from Optuna's parameters."""
+    """An assignment of every searched key (constants included) from Optuna's parameters; a number
+    is held inside its range (exp(log(high)) can round past it) so the record lies in the space."""
     out = {}
     for key, spec in sorted(search.items()):
         kind = spec["distribution"]
-        out[key] = (spec["value"] if kind == "constant" else spec["values"][params[key]] if kind == "choice"
-                    else int(params[key]) if kind == "uniform_int" else float(params[key]))
+        if kind in ("constant", "choice"):
+            out[key] = spec["value"] if kind == "constant" else spec["values"][params[key]]
+        else:
+            number = int if kind == "uniform_int" else float
+            out[key] = number(min(max(params[key], spec["low"]), spec["high"]))
     return out
 
 
