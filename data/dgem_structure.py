@@ -1,4 +1,4 @@
-"""DGEM's hypothesis graphs (spec §G): from a ``dgem_format`` structure string, or approximated.
+"""DGEM's hypothesis graphs (docs/models.md §G): from a ``dgem_format`` structure string, or approximated.
 
 A structure is tuples joined by ``$$$``, each of fields joined by ``<>``: subject, predicate,
 objects; an object may start with ``L:`` (location), ``T:`` (time) or a preposition. The graph

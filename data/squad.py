@@ -1,4 +1,4 @@
-"""SQuAD v1.1 reader (Rajpurkar et al., 2016), the data of Table 11 and Figure 4 (spec §H "Reader").
+"""SQuAD v1.1 reader (Rajpurkar et al., 2016), the data of Table 11 and Figure 4 (docs/models.md §H "Reader").
 
 Files, under ``<data_dir>/squad/``: ``dev-v1.1.json`` and, for training, the official
 ``train-v1.1.json`` or, when it is absent, ``train-v1.1.reconstructed.json`` (the train set rebuilt
@@ -61,7 +61,7 @@ def tokenize_with_offsets(text: str) -> tuple[tuple[str, ...], Offsets]:
 
 
 def char_span_to_token_span(offsets: Offsets, start: int, end: int) -> tuple[int, int] | None:
-    """The tokens covering characters [start, end), as AllenNLP mapped an answer (spec §H).
+    """The tokens covering characters [start, end), as AllenNLP mapped an answer (docs/models.md §H).
 
     First token: the first whose start is at or after ``start``, backed off by one when it starts
     after it (the last token when none starts that late; never before the first). Last token: the first from there on

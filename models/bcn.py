@@ -1,9 +1,9 @@
-"""Biattentive classification network on binary SST (Tables 4-6 of Dodge et al., 2019; spec §B).
+"""Biattentive classification network on binary SST (Tables 4-6 of Dodge et al., 2019; docs/models.md §B).
 
 ``bcn_modified`` as the authors ran it: trainable GloVe (+ ELMo) -> embedding dropout ->
 pre-encode feedforward -> biLSTM encoder -> self biattention -> integrator biLSTM on
 [X; X−C; X⊙C] (+ ELMo at its output) -> max, min, mean and self-attentive pooling -> dropout ->
-Maxout layers -> logit layer, default init. ELMo (spec §C) is mixed from a frozen or fine-tuned
+Maxout layers -> logit layer, default init. ELMo (docs/models.md §C) is mixed from a frozen or fine-tuned
 biLM (``freeze_elmo``) whose scalar mixes train either way (and normalise each layer first with
 ``elmo_layer_norm``, off in the authors' config); a frozen biLM runs without a graph on
 every batch, its states carried over, unless ``cache_elmo`` keeps each sentence's activations from
@@ -72,13 +72,13 @@ GENERATED_DATA_BILM = BiLmOptions(char_dim=4, filters=((1, 4), (2, 8), (3, 8)), 
 
 
 def integrator_input(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Self biattention (spec §B steps 5-6): A = masked_softmax(X·Xᵀ), C = A·X -> [X; X−C; X⊙C] (B,T,3D)."""
+    """Self biattention (docs/models.md §B steps 5-6): A = masked_softmax(X·Xᵀ), C = A·X -> [X; X−C; X⊙C] (B,T,3D)."""
     context = weighted_sum(x, masked_softmax(dot_similarity(x, x), mask))
     return torch.cat([x, x - context, x * context], dim=-1)
 
 
 def pool(x: torch.Tensor, mask: torch.Tensor, attentive: SelfAttentivePooling) -> torch.Tensor:
-    """Max, min, mean and self-attentive pooling over the real positions (spec §B step 8) -> (B, 4D)."""
+    """Max, min, mean and self-attentive pooling over the real positions (docs/models.md §B step 8) -> (B, 4D)."""
     return torch.cat([masked_max(x, mask), masked_min(x, mask), masked_mean(x, mask), attentive(x, mask)], dim=-1)
 
 
@@ -114,7 +114,7 @@ class CachedBiLm(nn.Module):
 
 
 class Bcn(nn.Module):
-    """Token ids (and ELMo character ids) -> logits over the classes (spec §B)."""
+    """Token ids (and ELMo character ids) -> logits over the classes (docs/models.md §B)."""
 
     def __init__(self, vectors: torch.Tensor, n_classes: int, params: Mapping[str, Any], bilm: nn.Module | None = None):
         super().__init__()

@@ -1,4 +1,4 @@
-"""BiDAF on SQuAD v1.1 (Table 11 of Dodge et al., 2019; spec §H).
+"""BiDAF on SQuAD v1.1 (Table 11 of Dodge et al., 2019; docs/models.md §H).
 
 Character CNN (per-token vector dropped out) beside frozen GloVe -> highway layers -> shared phrase
 biLSTM -> trilinear similarity -> context-to-query and query-to-context attention -> modeling

@@ -1,4 +1,4 @@
-"""ELMo's biLM: character CNN token encoder and stateful biLSTM (model spec §C).
+"""ELMo's biLM: character CNN token encoder and stateful biLSTM (docs/models.md §C).
 
 Built from :class:`BiLmOptions`, the content of the official ``options.json``; the weights
 come from :func:`models.elmo_io.load_bilm`.
@@ -18,7 +18,7 @@ from models.modules import Highway, conv_max_relu
 
 @dataclass(frozen=True)
 class BiLmOptions:
-    """The sizes ``options.json`` gives (spec §C "Options"); the char CNN activation is relu."""
+    """The sizes ``options.json`` gives (docs/models.md §C "Options"); the char CNN activation is relu."""
 
     char_dim: int
     filters: tuple[tuple[int, int], ...]  # (width, number of filters)
@@ -39,7 +39,7 @@ class BiLmOptions:
 
 
 class CharCnnEmbedder(nn.Module):
-    """Context-insensitive token representations from character ids (spec §C "Char encoder").
+    """Context-insensitive token representations from character ids (docs/models.md §C "Char encoder").
 
     Embedding (row 0 zeros when loaded; like the original it has no padding index, so
     fine-tuning may move it), one convolution per (width, filters) with max over the
@@ -62,7 +62,7 @@ class CharCnnEmbedder(nn.Module):
 
 
 class BiLm(nn.Module):
-    """Character ids -> ELMo's three layer activations (spec §C "biLM").
+    """Character ids -> ELMo's three layer activations (docs/models.md §C "biLM").
 
     The sentence boundary tokens are added here; the activations keep them, with T+2
     positions: [r; r]·mask for the token layer r, then one (B,T+2,2·projection_dim) per

@@ -1,4 +1,4 @@
-"""CNN sentence classifier on SST (Table 2 of Dodge et al., 2019; spec §A).
+"""CNN sentence classifier on SST (Table 2 of Dodge et al., 2019; docs/models.md §A).
 
 AllenNLP's ``BasicClassifier`` with a ``CnnEncoder``: trainable GloVe 50d embeddings of
 lowercased tokens -> one convolution per filter width 1..``max_filter_size`` with ``num_filters``

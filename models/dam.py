@@ -1,4 +1,4 @@
-"""The decomposable attention model on SciTail (Table 7 of Dodge et al., 2019; spec §D).
+"""The decomposable attention model on SciTail (Table 7 of Dodge et al., 2019; docs/models.md §D).
 
 Frozen GloVe -> linear projection (with bias) of both sentences, each ending in the NULL token;
 attend: E = F(a)·F(b)ᵀ with the attend feedforward F on each token; β = softmax over b of E

@@ -1,4 +1,4 @@
-"""DGEM, the decomposed graph entailment model, on SciTail (Table 10 of Dodge et al., 2019; spec §G).
+"""DGEM, the decomposed graph entailment model, on SciTail (Table 10 of Dodge et al., 2019; docs/models.md §G).
 
 Frozen lowercased GloVe -> linear projection (xavier-normal) of the premise and of every node's
 words. Node-premise attention: each node word attends over the premise (masked softmax), averaged
@@ -9,7 +9,7 @@ embedding; c_target] gives each edge two contributions, averaged over the edges 
 edges). logits = φ + ψ.
 
 Table 10's settings mapped onto the model (the authors never published the config that produced
-their trials; spec §G): ``phrase_probability_*`` is a feedforward of ``layers`` layers, the last 2
+their trials; docs/models.md §G): ``phrase_probability_*`` is a feedforward of ``layers`` layers, the last 2
 wide and every hidden one ``hidden_dims`` wide, with the activation and dropout on every layer
 (the last included, as AllenNLP's FeedForward); ``edge_probability_*`` likewise, its hidden width
 being the phrase feedforward's (Table 10 has none of its own). Graphs come from ``dgem_format``

@@ -1,4 +1,4 @@
-"""ELMo: scalar mixes of a pretrained biLM's layers, as AllenNLP's ``Elmo`` (model spec §C, §B).
+"""ELMo: scalar mixes of a pretrained biLM's layers, as AllenNLP's ``Elmo`` (docs/models.md §C, §B).
 
 Usage: ``Elmo(options_file, weight_file, 1)(batch_to_ids(sentences))["elmo_representations"][0]``.
 """
@@ -19,7 +19,7 @@ __all__ = ["Elmo", "batch_to_ids"]
 class Elmo(nn.Module):
     """``num_output_representations`` independent :class:`ScalarMix`es over one stateful biLM.
 
-    Each mix weighs the token layer [r; r] and the LSTM layers (spec §C "ScalarMix"); then
+    Each mix weighs the token layer [r; r] and the LSTM layers (docs/models.md §C "ScalarMix"); then
     the boundary tokens are removed and dropout applied. ``requires_grad=False`` freezes
     the biLM's weights only: the mixes' weights and γ stay trainable, as in show-your-work's
     BCN. A frozen biLM runs without building a graph, still on every batch, so that its

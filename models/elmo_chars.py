@@ -1,4 +1,4 @@
-"""ELMo character ids and sentence boundary tokens (model spec §C "Character ids").
+"""ELMo character ids and sentence boundary tokens (docs/models.md §C "Character ids").
 
 A word is 50 ids: begin-word, its UTF-8 bytes (at most 48), end-word, padding; every id is
 shifted by +1 so that 0 is free for padding tokens, which are all-zero rows. The sentence

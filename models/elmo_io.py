@@ -1,4 +1,4 @@
-"""Read and write a biLM in the official ELMo layout: ``options.json`` + weights hdf5 (model spec §C).
+"""Read and write a biLM in the official ELMo layout: ``options.json`` + weights hdf5 (docs/models.md §C).
 
 :func:`load_bilm` reads the files of bilm-tf and AllenNLP (the 2x4096_512_2048cnn_2xhighway
 release, or the test fixture); :func:`save_bilm` writes the same layout, so a biLM trained
@@ -173,7 +173,7 @@ def _dataset(weights: h5py.File, key: str, shape: tuple[int, ...], path: Path) -
 
 
 def load_bilm(options_file: str | Path, weight_file: str | Path, requires_grad: bool = False) -> BiLm:
-    """A :class:`BiLm` with the weights of an official-layout ELMo (spec §C "hdf5 → parameter mapping")."""
+    """A :class:`BiLm` with the weights of an official-layout ELMo (docs/models.md §C "hdf5 → parameter mapping")."""
     options = read_options(options_file)
     path = Path(weight_file)
     if not path.is_file():

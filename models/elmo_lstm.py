@@ -1,4 +1,4 @@
-"""ELMo's stateful biLSTM: LSTM cells with projection and clipping (model spec §C "biLM", "Statefulness").
+"""ELMo's stateful biLSTM: LSTM cells with projection and clipping (docs/models.md §C "biLM", "Statefulness").
 
 Both directions of a layer run in one time loop, stacked on a leading axis of 2 (0 forward,
 1 backward). The backward direction reads each row reversed within its true length, so it
@@ -110,7 +110,7 @@ class _ProjectedLstmLayer(torch.autograd.Function):
 
 
 class BiProjectedLstmLayer(nn.Module):
-    """One biLM layer: a forward and a backward LSTM cell with projection (spec §C "biLM").
+    """One biLM layer: a forward and a backward LSTM cell with projection (docs/models.md §C "biLM").
 
     z = x·W_in + h·W_state + b (gates i, f, g, o); c = clip(σ(i)⊙tanh(g) + σ(f)⊙c_prev);
     h = clip((σ(o)⊙tanh(c))·W_proj). Weights carry a leading direction axis of 2.
@@ -136,7 +136,7 @@ class BiProjectedLstmLayer(nn.Module):
 
 
 class ElmoLstm(nn.Module):
-    """Stacked :class:`BiProjectedLstmLayer`s, stateful across batches (spec §C "Statefulness").
+    """Stacked :class:`BiProjectedLstmLayer`s, stateful across batches (docs/models.md §C "Statefulness").
 
     Every layer after the first adds its input to its output, per direction, when
     ``use_skip_connections``. After each batch, the final (h, c) of each row that has a

@@ -1,4 +1,4 @@
-"""ESIM on SciTail (Table 8 of Dodge et al., 2019; spec §E).
+"""ESIM on SciTail (Table 8 of Dodge et al., 2019; docs/models.md §E).
 
 Trainable GloVe -> variational dropout -> shared biLSTM encoder -> soft alignment of premise and
 hypothesis (E = a·bᵀ, masked softmaxes) -> enhancement [x; x̃; x−x̃; x⊙x̃] -> projection

@@ -1,4 +1,4 @@
-"""The SciTail n-gram overlap baseline (Table 9 of Dodge et al., 2019; spec §F).
+"""The SciTail n-gram overlap baseline (Table 9 of Dodge et al., 2019; docs/models.md §F).
 
 Three features per pair, in this order: the share of the hypothesis's 1-skip trigrams, 1-skip
 bigrams and unigrams that also occur in the premise, over *sets* of token tuples, case kept (an

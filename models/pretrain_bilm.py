@@ -1,6 +1,6 @@
 """``python -m models.pretrain_bilm [--out DIR] [--minutes M] ...``: pretrain a small ELMo biLM.
 
-The architecture of the official ELMo (spec §C: character CNN with highway layers and projection,
+The architecture of the official ELMo (docs/models.md §C: character CNN with highway layers and projection,
 a 2-layer LSTM with projection, clipping and the residual on layer 2), smaller, trained as a
 forward and a backward language model over sentences (the top layer's forward half at position t
 predicts token t+1, its backward half token t-1, boundary tokens included) with one softmax
@@ -67,7 +67,7 @@ OFFICIAL_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7,
 
 
 def bilm_options(cell_dim: int = 256, projection_dim: int = 64, filter_divisor: int = 8) -> BiLmOptions:
-    """The official options (spec §C) with the LSTM resized and the char filters divided."""
+    """The official options (docs/models.md §C) with the LSTM resized and the char filters divided."""
     filters = tuple((width, max(1, n // filter_divisor)) for width, n in OFFICIAL_FILTERS)
     return BiLmOptions(char_dim=16, filters=filters, n_highway=2, n_characters=262, max_characters_per_token=50,
                        cell_dim=cell_dim, projection_dim=projection_dim, n_layers=2, cell_clip=3.0, proj_clip=3.0,

@@ -46,7 +46,7 @@ TRAINING_SETTINGS = {
     "scheduler_patience": {"type": "int", "min": 0, "default": 10},
     "scheduler_gamma": {"type": "float", "min": 0.0, "max": 1.0, "null": True, "default": None},
     # epochs the exponential decay starts late: AllenNLP stepped it with the finished epoch's index,
-    # so epochs 0 and 1 both ran at the base rate (lag 1, spec §0)
+    # so epochs 0 and 1 both ran at the base rate (lag 1, docs/models.md §0)
     "scheduler_lag": {"type": "int", "min": 0, "default": 0},
     # subnormal floats flushed to zero on this trial's thread (torch.set_flush_denormal): on x86 CPUs
     # arithmetic on them is many times slower, a cost GPUs do not pay (benchmarks/denormals.py); a
@@ -70,7 +70,7 @@ class TrainResult:
 
 def classification_output(logits: torch.Tensor, label: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
     """What a classifier returns to the trainer: its logits and, given labels, the batch-mean
-    cross-entropy (spec §0)."""
+    cross-entropy (docs/models.md §0)."""
     output = {"logits": logits}
     if label is not None:
         output["loss"] = F.cross_entropy(logits, label)

@@ -1,4 +1,4 @@
-"""models/bcn.py (spec §B): biattention, poolings, ELMo frozen or fine-tuned, the cache, a trial's
+"""models/bcn.py (docs/models.md §B): biattention, poolings, ELMo frozen or fine-tuned, the cache, a trial's
 recorded biLM checksum, overfitting SST-2 sentences, the subtree count and the studies' dry runs."""
 from __future__ import annotations
 

@@ -194,7 +194,7 @@ def test_backward_direction_reads_each_row_right_to_left_within_its_length():
 
 
 def _reference_scan(layer: BiProjectedLstmLayer, x: torch.Tensor, h: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-    """The cell equations step by step with autograd (spec §C), for checking the hand-written backward."""
+    """The cell equations step by step with autograd (docs/models.md §C), for checking the hand-written backward."""
     outputs = []
     for t in range(x.shape[1]):
         z = x[:, t] @ layer.input_weight + h @ layer.state_weight + layer.bias.unsqueeze(1)

@@ -1,4 +1,4 @@
-"""SQuAD v1.1 and BiDAF (spec §H): the reader's spans and targets, character ids and batches, the
+"""SQuAD v1.1 and BiDAF (docs/models.md §H): the reader's spans and targets, character ids and batches, the
 metric against an independent implementation, BiDAF's forward, overfitting, prediction files, the
 reduced study's dry run, and the real files' counts."""
 import dataclasses

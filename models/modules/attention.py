@@ -1,4 +1,4 @@
-"""Masked softmaxes, weighted sums and similarity matrices (model spec §0, §B, §D, §E, §H)."""
+"""Masked softmaxes, weighted sums and similarity matrices (docs/models.md §0, §B, §D, §E, §H)."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ from torch import nn
 def _expand_mask(mask: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """``mask`` as ``x``'s dtype, with axes added after the batch axis until it has x's rank.
 
-    So a (B,J) key mask covers (B,T,J) scores: queries are never masked (spec §0).
+    So a (B,J) key mask covers (B,T,J) scores: queries are never masked (docs/models.md §0).
     """
     mask = mask.to(x.dtype)
     while mask.dim() < x.dim():
@@ -19,7 +19,7 @@ def _expand_mask(mask: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 
 def masked_softmax(x: torch.Tensor, mask: torch.Tensor | None, dim: int = -1) -> torch.Tensor:
-    """AllenNLP 0.8.5's masked softmax (spec §0): softmax(x·m)·m / (sum + 1e-13).
+    """AllenNLP 0.8.5's masked softmax (docs/models.md §0): softmax(x·m)·m / (sum + 1e-13).
 
     Masked entries are exactly 0; a fully masked row gives zeros, not NaN.
     """
@@ -31,7 +31,7 @@ def masked_softmax(x: torch.Tensor, mask: torch.Tensor | None, dim: int = -1) ->
 
 
 def masked_log_softmax(x: torch.Tensor, mask: torch.Tensor | None, dim: int = -1) -> torch.Tensor:
-    """log_softmax(x + log(m + 1e-45)), as AllenNLP 0.8.5 (BiDAF's span logits, spec §H).
+    """log_softmax(x + log(m + 1e-45)), as AllenNLP 0.8.5 (BiDAF's span logits, docs/models.md §H).
 
     Masked entries are shifted by log(1e-45) (about -103.3 in float32, -103.6 in float64),
     not to -inf; a fully masked row, shifted alike everywhere, gives log_softmax(x), not NaN.
@@ -56,7 +56,7 @@ def weighted_sum(matrix: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
 
 
 def dot_similarity(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """S = a·bᵀ: a (B,T,D), b (B,J,D) -> (B,T,J) (BCN, DAM, ESIM; spec §B, §D, §E)."""
+    """S = a·bᵀ: a (B,T,D), b (B,J,D) -> (B,T,J) (BCN, DAM, ESIM; docs/models.md §B, §D, §E)."""
     return a.bmm(b.transpose(1, 2))
 
 
@@ -74,7 +74,7 @@ class BilinearSimilarity(nn.Module):
 
 
 class TrilinearSimilarity(nn.Module):
-    """BiDAF's S_tj = w·[h_t ; u_j ; h_t⊙u_j] + b (spec §H step 4).
+    """BiDAF's S_tj = w·[h_t ; u_j ; h_t⊙u_j] + b (docs/models.md §H step 4).
 
     w (3d) is uniform ±sqrt(6/(3d+1)), b = 0. Computed as three products, never building
     the (B,T,J,3d) concatenation.

@@ -1,4 +1,4 @@
-"""CNN encoder: one convolution per filter width, ReLU, max over time (model spec §A, §C, §H)."""
+"""CNN encoder: one convolution per filter width, ReLU, max over time (docs/models.md §A, §C, §H)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -51,7 +51,7 @@ class CnnEncoder(nn.Module):
     Outputs are concatenated in ``ngram_filter_sizes`` order, in which the convolutions are
     also created (and so initialised). T must be at least the widest filter. With a mask,
     the input is multiplied by it as in AllenNLP 0.8.5, so padded positions are zero vectors
-    that still take part in the max (BiDAF's character CNN, spec §H step 1).
+    that still take part in the max (BiDAF's character CNN, docs/models.md §H step 1).
     """
 
     def __init__(self, input_dim: int, num_filters: int, ngram_filter_sizes: Sequence[int]):

@@ -1,4 +1,4 @@
-"""Feedforward stacks, built by hand or from a search space's settings (model spec §0, §B, §D-§G)."""
+"""Feedforward stacks, built by hand or from a search space's settings (docs/models.md §0, §B, §D-§G)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -33,7 +33,7 @@ def per_layer(value: T | Sequence[T], num_layers: int, what: str) -> list[T]:
 
 
 class FeedForward(nn.Module):
-    """``num_layers`` layers, each Dropout(act(Linear(x))), the last layer included (spec §0)."""
+    """``num_layers`` layers, each Dropout(act(Linear(x))), the last layer included (docs/models.md §0)."""
 
     def __init__(self, input_dim: int, num_layers: int, hidden_dims: int | Sequence[int],
                  activations: str | Sequence[str], dropout: float | Sequence[float] = 0.0):

@@ -1,4 +1,4 @@
-"""Highway, Maxout and ScalarMix layers (model spec §0, §B, §C, §H)."""
+"""Highway, Maxout and ScalarMix layers (docs/models.md §0, §B, §C, §H)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,7 +10,7 @@ from models.modules.feedforward import get_activation, per_layer
 
 
 class Highway(nn.Module):
-    """``num_layers`` highway layers: out = g⊙x + (1−g)⊙act(t) (spec §C step 4, §H step 2).
+    """``num_layers`` highway layers: out = g⊙x + (1−g)⊙act(t) (docs/models.md §C step 4, §H step 2).
 
     Each layer is one Linear(dim → 2·dim) whose first half is t and second half the gate
     logits; g = sigmoid(gate logits), and the gate biases start at 1.
@@ -34,7 +34,7 @@ class Highway(nn.Module):
 
 
 class Maxout(nn.Module):
-    """BCN's output layers (spec §0, §B step 10): each is Dropout(max over k of Linear(x)).
+    """BCN's output layers (docs/models.md §0, §B step 10): each is Dropout(max over k of Linear(x)).
 
     The affine outputs are read as (output_dim, k): unit u pools outputs u·k … u·k+k−1.
     A scalar width, pool size or dropout is repeated for every layer.
@@ -59,7 +59,7 @@ class Maxout(nn.Module):
 
 
 class ScalarMix(nn.Module):
-    """γ·Σ_k softmax(w)_k·layer_k over ``num_layers`` same-shaped tensors (ELMo, spec §C).
+    """γ·Σ_k softmax(w)_k·layer_k over ``num_layers`` same-shaped tensors (ELMo, docs/models.md §C).
 
     w starts at 0 (or ``initial_scalar_parameters``) and γ at 1; both are frozen when not
     ``trainable``. ``do_layer_norm`` first normalises each layer with one mean and variance

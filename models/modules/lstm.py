@@ -1,4 +1,4 @@
-"""Masked (bi)LSTM encoder and variational dropout (model spec §0 "lstm" encoder, §E)."""
+"""Masked (bi)LSTM encoder and variational dropout (docs/models.md §0 "lstm" encoder, §E)."""
 from __future__ import annotations
 
 import torch
@@ -8,7 +8,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 
 def init_lstm_esim_(lstm: nn.LSTM) -> None:
-    """ESIM's LSTM init (spec §E), every layer and direction.
+    """ESIM's LSTM init (docs/models.md §E), every layer and direction.
 
     W_ih xavier-uniform; W_hh orthogonal as one 4H×H matrix (its columns are orthonormal,
     not each gate's block); b_ih = 0; b_hh = 0 except the forget block (second quarter) = 1.
@@ -27,7 +27,7 @@ def init_lstm_esim_(lstm: nn.LSTM) -> None:
 
 
 class LstmEncoder(nn.Module):
-    """Stacked (bi)LSTM run on each row's unpadded prefix (spec §0).
+    """Stacked (bi)LSTM run on each row's unpadded prefix (docs/models.md §0).
 
     ``dropout`` is torch's between-layers dropout, so it does nothing with one layer.
     ``esim_init`` applies :func:`init_lstm_esim_`.
@@ -57,7 +57,7 @@ class LstmEncoder(nn.Module):
 
 
 class VariationalDropout(nn.Dropout):
-    """Dropout with one mask per sequence, shared by all time steps (ESIM, spec §E).
+    """Dropout with one mask per sequence, shared by all time steps (ESIM, docs/models.md §E).
 
     For x (B,T,D) the mask is (B,1,D), scaled by 1/(1-p) like ordinary dropout.
     """

@@ -1,4 +1,4 @@
-"""A stacked biLSTM run on padded sequences, without packing (model spec §0 "lstm" encoder).
+"""A stacked biLSTM run on padded sequences, without packing (docs/models.md §0 "lstm" encoder).
 
 Same outputs as :class:`models.modules.LstmEncoder` (torch's LSTM on sequences packed by the mask)
 for rows whose tokens come first: the forward direction reads the padded rows as they are (the

@@ -1,4 +1,4 @@
-"""Masked poolings over time (model spec §B step 8, §E step 9, §G)."""
+"""Masked poolings over time (docs/models.md §B step 8, §E step 9, §G)."""
 from __future__ import annotations
 
 import torch
@@ -30,7 +30,7 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 
 class SelfAttentivePooling(nn.Module):
-    """BCN's self-attentive pooling (spec §B step 8): Linear(D→1) scores, masked softmax, weighted sum."""
+    """BCN's self-attentive pooling (docs/models.md §B step 8): Linear(D→1) scores, masked softmax, weighted sum."""
 
     def __init__(self, dim: int):
         super().__init__()

@@ -40,14 +40,14 @@ SENTENCE_SETTINGS = {
     "vocabulary": {"values": ["train", "train_dev_test"], "default": "train"},
     "batching": {"values": ["bucket", "random"], "default": "bucket"},
     # token ids (vocabulary and GloVe lookup) of lowercased tokens: the CNN's config lowercased
-    # (spec §A), the BCN's kept case (§B)
+    # (docs/models.md §A), the BCN's kept case (§B)
     "lowercase": {"type": "bool", "default": True},
 }
 
 
 @dataclass(frozen=True)
 class CharIds:
-    """ELMo character ids of a split (spec §C), stored once per distinct token: row ``spellings[i, t]``
+    """ELMo character ids of a split (docs/models.md §C), stored once per distinct token: row ``spellings[i, t]``
     of ``table`` holds the ids of example i's token t (row 0, all zeros, is padding)."""
 
     spellings: torch.Tensor  # [n, max_len] int64

@@ -39,7 +39,7 @@ SPAN_SETTINGS = {
 }
 # A study's dataset block: the data set and the subset read (data.squad.read_file's options).
 DATASET_KEYS = {"name", "version", "train_articles", "dev_questions", "train_window"}
-# AllenNLP's character indexer for BiDAF (spec §H): UTF-8 bytes + 1, every token wrapped in these
+# AllenNLP's character indexer for BiDAF (docs/models.md §H): UTF-8 bytes + 1, every token wrapped in these
 # two ids, padded with 0 to its batch's longest token and to at least MIN_CHARS.
 BEGIN_TOKEN, END_TOKEN, MIN_CHARS = 259, 260, 5
 
@@ -116,7 +116,7 @@ def index_spans(examples: Sequence[SpanExample], token_ids: Mapping[str, int]) -
 
 
 def char_ids(token: str) -> list[int]:
-    """The character ids of one token (spec §H): begin, UTF-8 bytes + 1, end."""
+    """The character ids of one token (docs/models.md §H): begin, UTF-8 bytes + 1, end."""
     return [BEGIN_TOKEN, *(byte + 1 for byte in token.encode("utf-8")), END_TOKEN]
 
 

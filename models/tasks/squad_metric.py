@@ -1,4 +1,4 @@
-"""The official SQuAD v1.1 metric: exact match and bag-of-tokens F1 (spec §H, "Metrics").
+"""The official SQuAD v1.1 metric: exact match and bag-of-tokens F1 (docs/models.md §H, "Metrics").
 
 Answers are normalised (lowercase, every ``string.punctuation`` character deleted, the whole
 words a/an/the replaced by a space, whitespace collapsed); each score is the maximum over the
