@@ -1,4 +1,4 @@
-"""Parts shared by the AllenNLP-style model families (see /work/shared/specs/model_specs.md)."""
+"""Parts shared by the AllenNLP-style model families (docs/models.md)."""
 from models.modules.attention import (BilinearSimilarity, TrilinearSimilarity, dot_similarity,
                                       masked_log_softmax, masked_softmax, replace_masked_values,
                                       weighted_sum)
