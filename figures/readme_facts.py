@@ -1,15 +1,28 @@
 """The facts a README marker names, each computed from a study's records (section 3's Eq. 8 for
-expected maxima, section 4's budget inference) and rounded once, when written.
+expected maxima, section 4's budget inference) and written once, by :mod:`figures.readme_format`.
 
-A marker is ``<!-- syw: FACT key=value ... -->TEXT<!-- /syw -->``; :data:`FACTS` lists every fact,
-the keys it takes and what it gives. Keys every fact takes: ``study`` (a folder under results/,
-default the README's), ``times`` (a number to multiply a numeric fact by before writing it, e.g.
-the dev set's size: an accuracy as sentences right), ``fmt`` (how to write the number: a Python format spec such as ``.4f``,
-``,d`` or ``.1%``; for a duration ``human`` (``3.0 min``), ``h`` (``3.2 h``), ``min``, ``hm``
-(``3 h 43 min``), ``hms`` or a spec applied to seconds; for a
-clock time a ``strftime`` pattern). Most also take ``family`` (optional when the study has one),
-``source`` (``ours``, default, or ``paper``: the authors' published trials of the same figure) and
-``where`` (conditions on the trials, see :func:`figures.readme_data.matches`).
+A marker is ``<!-- syw: FACT key=value ... -->TEXT<!-- /syw -->``. The facts (:data:`FACTS` gives
+the keys each takes; each function's docstring says more):
+
+- ``count``, ``each``, ``which``: how many trials (of a family, or all) meet ``where``; the count
+  every family has; the indices of those that meet it.
+- ``best``, ``trial``: field ``of`` (default the value) of the best trial, or of trial ``trial=K``.
+- ``min``, ``max``, ``mean``, ``median``, ``sum``: of field ``of`` over the trials that meet ``where``.
+- ``emax`` (Eq. 8 at ``n``), ``reach`` (first n reaching ``target``; ``time=yes``: its wall time),
+  ``overtakes`` (from which n ``family`` stays ahead of ``over``), ``behind`` (largest shortfall
+  against the best other family), ``gap`` (largest difference from the authors' curve),
+  ``lead`` (start or end of a stretch of wall time a family leads, Figs. 2 and 4), ``ratio`` (of
+  mean durations or another field).
+- ``wall``, ``clock`` (run.log: wall time, a command's start or end), ``commits``, ``parallel``
+  (most trials running at once), ``squad_dev`` (a predictions file scored on SQuAD dev).
+
+Keys every fact takes: ``study`` (a folder under results/, default the README's), ``times`` (a
+number to multiply a numeric fact by, e.g. the dev set's size: an accuracy as sentences right),
+``fmt`` (how to write it, see :func:`figures.readme_format.render`). Most also take ``family``
+(optional when the study has one), ``source`` (``ours``, default, or ``paper``: the authors'
+published trials of the same figure), ``where`` (conditions on the trials, see
+:func:`figures.readme_data.conditions`) and ``with`` (another study whose same trials are paired
+with these: fields ``with.<field>``).
 """
 from __future__ import annotations
 
@@ -17,7 +30,6 @@ import gzip
 import json
 import os
 import statistics
-from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
@@ -26,74 +38,9 @@ from typing import Any, Callable
 import numpy as np
 
 from analysis import budget_to_reach, expected_max, overtakes_from, time_leaders
-from experiments.units import human_duration
 from figures.readme_data import (FactError, NeedsData, Study, Trials, check_names, conditions, field, matches, paper_study,
                                  read_study, run_segments)
-
-
-@dataclass(frozen=True)
-class Value:
-    """A fact before formatting: ``kind`` picks the default format (see :func:`render`)."""
-
-    value: Any
-    kind: str  # score, count, number, param, seconds, clock or text
-
-
-DEFAULT_FORMAT = {"score": ".3f", "count": ",d", "number": ".1f", "scaled": ",.0f"}
-
-
-def _duration(seconds: float, fmt: str) -> str:
-    if fmt == "human":
-        return human_duration(seconds)
-    if fmt in ("h", "min"):
-        return f"{seconds / (3600 if fmt == 'h' else 60):.1f} {fmt}"
-    if fmt in ("hm", "hms"):
-        total = round(seconds) if fmt == "hms" else round(seconds / 60) * 60
-        hours, rest = divmod(int(total), 3600)
-        minutes, secs = divmod(rest, 60)
-        parts = [f"{hours} h"] * bool(hours) + [f"{minutes} min"] * bool(minutes or not hours) + [f"{secs} s"] * bool(fmt == "hms" and secs)
-        return " ".join(parts)
-    return format(seconds, fmt)
-
-
-def _param(value: Any) -> str:
-    if isinstance(value, float):
-        mantissa, _, exponent = f"{value:.1e}".partition("e")
-        return f"{mantissa}e{int(exponent)}"
-    return str(value)
-
-
-def render(fact: Value, fmt: str | None) -> str:
-    """``fact`` written with ``fmt``, or its kind's default: scores to 3 decimals, counts whole,
-    durations as ``3.0 min``/``2.9 h``, learning rates as ``2.9e-3``."""
-    try:
-        if fact.kind == "text":
-            return str(fact.value)
-        if fact.kind == "seconds":
-            return _duration(float(fact.value), fmt or "human")
-        if fact.kind == "clock":
-            return fact.value.strftime(fmt or "%H:%M")
-        if fact.kind == "param" and not fmt:
-            return _param(fact.value)
-        return format(fact.value, fmt or DEFAULT_FORMAT.get(fact.kind, ""))
-    except (TypeError, ValueError) as err:
-        raise FactError(f"fmt={fmt!r} cannot write {fact.value!r}: {err}") from None
-
-
-def field_kind(name: str) -> str:
-    """The kind of a trial field: scores for values and extra metrics, ``param`` for an assignment."""
-    if name == "value" or name.startswith("extra."):
-        return "score"
-    if "/" in name:
-        return "number"
-    if "-" in name:
-        return field_kind(name.split("-", 1)[0])
-    if name.startswith("with."):
-        return field_kind(name[5:])
-    if name.startswith("params."):
-        return "param"
-    return {"seconds": "seconds", "epoch_seconds": "seconds", "minutes": "number", "hours": "number",
-            "commit": "text", "started": "clock", "ended": "clock"}.get(name, "count")
+from figures.readme_format import Value, field_kind, render
 
 
 class Args:
