@@ -120,6 +120,14 @@ def _step(curve: np.ndarray, mean_duration: float, times: np.ndarray) -> np.ndar
     return out
 
 
+def changes_on(grid: Sequence[float], curve_a: Sequence[float], curve_b: Sequence[float],
+               names: tuple[str, str] = ("A", "B"), *, maximize: bool = True) -> list[Crossover]:
+    """Where the leader changes between two curves given on one ``grid`` (NaN: no value there, skipped)."""
+    grid, a, b = (np.asarray(v, dtype=float) for v in (grid, curve_a, curve_b))
+    ok = ~(np.isnan(a) | np.isnan(b))
+    return _changes(grid[ok], _leaders(a[ok], b[ok], names, maximize))
+
+
 def time_crossovers(
     curve_a: Sequence[float],
     duration_a: float,
@@ -128,17 +136,23 @@ def time_crossovers(
     names: tuple[str, str] = ("A", "B"),
     *,
     maximize: bool = True,
+    interpolate: bool = False,
 ) -> list[Crossover]:
     """Times (s) at which one family overtakes the other when both spend the same wall time.
 
     Each family's grid is n times its own mean duration; the comparison runs over the union of
     both grids, from the time both have finished one trial to the time one runs out of curve.
+    A family's value at time t is its curve at floor(t / duration) trials; with ``interpolate``, the
+    curve drawn through its points (linear between n and n + 1 trials), so that two families of
+    nearly equal duration do not trade the lead at every step where one has a trial more.
     """
     a, b = np.asarray(curve_a, dtype=float), np.asarray(curve_b, dtype=float)
-    grid = np.union1d(time_axis(a.size, duration_a), time_axis(b.size, duration_b))
-    va, vb = _step(a, duration_a, grid), _step(b, duration_b, grid)
-    ok = ~(np.isnan(va) | np.isnan(vb))
-    return _changes(grid[ok], _leaders(va[ok], vb[ok], names, maximize))
+    xa, xb = time_axis(a.size, duration_a), time_axis(b.size, duration_b)
+    grid = np.union1d(xa, xb)
+    if interpolate:
+        grid = grid[(grid >= max(xa[0], xb[0])) & (grid <= min(xa[-1], xb[-1]))]
+        return changes_on(grid, np.interp(grid, xa, a), np.interp(grid, xb, b), names, maximize=maximize)
+    return changes_on(grid, _step(a, duration_a, grid), _step(b, duration_b, grid), names, maximize=maximize)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from analysis.__main__ import positive_int
 from analysis.bands import curve_name, parse_statistic, statistic_name
-from analysis.curves import Options, band_bounds, budgets, build, comparisons, leader_changes, table
+from analysis.curves import Options, band_bounds, budgets, build, comparisons, cost_table, leader_changes, table
 from analysis.forecast import MODELS, VERDICT
 from analysis.compare import difference_table
 from analysis.prepare import check_targets, prepare
@@ -84,12 +84,17 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("curve", help="expected-max curves, figure and report of a search's trials",
                        description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trials", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna storage URL")
+    p.add_argument("trials", nargs="+", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna "
+                   "storage (sqlite:///x.db or x.db); several: one figure (a curve per source, or per group)")
     what = p.add_argument_group("what to read")
-    what.add_argument("--study", help="the Optuna study's name (needed when the storage holds several)")
-    what.add_argument("--group", help="column naming each trial's model family; 'none': one curve of all trials")
+    what.add_argument("--study", action="append", help="the Optuna study's name (needed when the storage holds "
+                      "several); repeatable: each study is read")
+    what.add_argument("--group", help="column naming each trial's model family; 'none': one curve of all trials; "
+                      "'strategy': one curve per search strategy (random, TPE, ...), the sources its runs")
     what.add_argument("--metric", help="column holding the validation score")
     what.add_argument("--duration", help="column of training seconds per trial; 'none': no time")
+    what.add_argument("--test", help="column of each trial's test score (of its selected epoch), for the test score "
+                      "of the trial validation picks; default: the one named like test_<score>; 'none': none")
     what.add_argument("--direction", choices=("max", "min"),
                       help="max: higher is better (default; an Optuna study's own direction when it has one)")
     what.add_argument("--pick", choices=("best", "last"), default="best",
@@ -104,8 +109,12 @@ def parser() -> argparse.ArgumentParser:
     draw.add_argument("--compare", nargs=2, metavar=("A", "B"),
                       help="the difference of group A's curve and B's with its simultaneous band (a figure and "
                            "table; done for every pair in the report, and drawn whenever there are two groups)")
-    draw.add_argument("--x", choices=("trials", "time"), default="trials",
-                      help="x axis: trials, or training time (n x the group's mean duration)")
+    draw.add_argument("--x", choices=("trials", "time", "cost"), default="trials",
+                      help="x axis: trials; training time as the paper draws it (n x the group's mean duration); "
+                           "or cost: the expected best within a wall-clock budget, each trial taking its own time "
+                           "(simulated; see the report)")
+    draw.add_argument("--workers", type=positive_int, default=1,
+                      help="--x cost: trials run this many at a time (default 1: one after another)")
     draw.add_argument("--log-x", action="store_true", help="logarithmic x axis")
     draw.add_argument("--no-sd", dest="sd", action="store_false", help="leave out the ±1 SD shading")
     draw.add_argument("--bands", action="store_true", help="draw simultaneous confidence bands (opda)")
@@ -131,24 +140,24 @@ def parser() -> argparse.ArgumentParser:
 
 
 def curve(args: argparse.Namespace) -> int:
-    prepared = prepare(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
-                       given_direction=args.direction, pick=args.pick, failed=args.failed)
+    prepared = prepare(args.trials, studies=args.study, metric=args.metric, group=args.group, duration=args.duration,
+                       given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test)
     check_targets(args.target, prepared)
     if args.forecast and args.statistic is not None:
         raise ValueError(f"{prepared.source}: --forecast forecasts the mean (Eq. 8); leave out --statistic "
                          f"{statistic_name(args.statistic)} or --forecast")
-    if args.x == "time" and any(g.durations is None for g in prepared.groups):
+    if args.x in ("time", "cost") and any(g.durations is None for g in prepared.groups):
         why = next((n for n in prepared.notes if "training time" in n), None)
-        raise ValueError(f"{prepared.source}: --x time needs a training-time column"
+        raise ValueError(f"{prepared.source}: --x {args.x} needs a training-time column"
                          f"{' (' + why + ')' if why else ''}; pass --duration COLUMN")
     maximize, notes = prepared.maximize, prepared.notes
     options = Options(maximize=maximize, q=args.statistic, confidence=args.confidence if args.bands else None,
                       bounds=tuple(args.bounds) if args.bounds else None, band_method=args.band_method,
                       forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
-                      forecast_resamples=args.forecast_resamples)
+                      forecast_resamples=args.forecast_resamples, workers=args.workers if args.x == "cost" else None)
     bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
-    where = Path(args.trials)
-    folder = args.out or (Path(f"{prepared.name}_syw") if "://" in args.trials
+    where = Path(args.trials[0])
+    folder = args.out or (Path(f"{prepared.name}_syw") if "://" in args.trials[0] or len(args.trials) > 1
                           else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
     if not folder.parent.is_dir():
         raise ValueError(f"{folder}: cannot write there: the folder {folder.parent} does not exist")
@@ -166,7 +175,10 @@ def curve(args: argparse.Namespace) -> int:
     if diffs:
         difference_table(diffs).to_csv(folder / "difference.csv", index=False, float_format="%.10g")
         written.append(folder / "difference.csv")
-    from figures.curves import draw_curves, draw_difference  # matplotlib only when drawing
+    if options.workers:
+        cost_table(curves, prepared.group_column).to_csv(folder / "cost_curve.csv", index=False, float_format="%.10g")
+        written.append(folder / "cost_curve.csv")
+    from figures.curves import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
     from figures.plot import drawable
 
     notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
@@ -177,9 +189,15 @@ def curve(args: argparse.Namespace) -> int:
                   f"scores in [{bounds[0]:g}, {bounds[1]:g}])" if bounds else None)
     forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
                       "bootstrap interval (not recommended: see report)" if args.forecast else None)
-    paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
-                        ylabel=args.ylabel or f"{curve_name(args.statistic)}: {prepared.metric}", x=args.x, log_x=args.log_x, sd=args.sd,
-                        targets=args.target, maximize=maximize, band_label=band_label, forecast_label=forecast_label)
+    if options.workers:
+        paths = draw_cost(curves, folder / "curve", title=args.title or prepared.name, ylabel=args.ylabel or
+                          f"Expected best by then: {prepared.metric}", sd=args.sd, targets=args.target,
+                          maximize=maximize)
+    else:
+        paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
+                            ylabel=args.ylabel or f"{curve_name(args.statistic)}: {prepared.metric}", x=args.x,
+                            log_x=args.log_x, sd=args.sd, targets=args.target, maximize=maximize,
+                            band_label=band_label, forecast_label=forecast_label)
     if diffs and (args.compare or len(curves) == 2):
         what = "expected best" if args.statistic is None else f"{statistic_name(args.statistic)} of the best"
         paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
@@ -205,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:
-        print(f"error: {err.filename or args.trials}: {err.strerror or err}", file=sys.stderr)
+        print(f"error: {err.filename or args.trials[0]}: {err.strerror or err}", file=sys.stderr)
         return 2
 
 

@@ -94,6 +94,24 @@ def pick_metric(frame: pd.DataFrame, source: str, metric: str | None = None, *, 
     return best[0]
 
 
+def pick_test(frame: pd.DataFrame, source: str, metric: str, test: str | None = None, *,
+              maximize: bool = True) -> str | None:
+    """The column of each trial's test score (of its selected epoch), or None: a column given by name
+    (``none``: none); else the one numeric column named like a test score (``test_accuracy``,
+    ``extra_metrics.test_accuracy``, ``test_perplexity`` when lower is better), preferring the one whose
+    other words are the score column's other words (``test_accuracy`` for ``best_validation_accuracy``)."""
+    if test == "none":
+        return None
+    if test:
+        return _known(frame, test, source, "test score")
+    words = SCORE_WORDS if maximize else LOSS_WORDS
+    found = [c for c in frame.columns if "test" in _tokens(c) and words & set(_tokens(c)) and _numeric(frame, c)
+             and not str(c).startswith(HYPERPARAMETER_PREFIXES)]
+    stem = set(_tokens(metric)) - VALID_WORDS - BEST_WORDS
+    same = [c for c in found if set(_tokens(c)) - {"test", "extra", "metrics"} - BEST_WORDS == stem]
+    return (same or found)[0] if len(same) == 1 or (not same and len(found) == 1) else None
+
+
 def looks_like_loss(column: str) -> bool:
     """Whether a column's name says lower is better (loss, error, perplexity, ...) and not a score."""
     tokens = set(_tokens(column))

@@ -10,12 +10,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from analysis.adaptive import progress
 from analysis.bands import Statistic, confidence_bands, tuning_curve
 from analysis.budget import budget_to_reach, crossovers, time_crossovers
 from analysis.compare import Difference, difference
+from analysis.cost import CostCurve, cost_crossings, drawn_from, for_groups
 from analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
 from analysis.forecast import Forecast, forecast
 from analysis.prepare import Group
+from analysis.selected import selected_test
 from experiments.units import human_duration
 
 
@@ -33,6 +36,7 @@ class Options:
     forecast_level: float = 0.9
     forecast_resamples: int = 100
     forecast_tail: float = 0.0
+    workers: int | None = None  # cost-aware curves with this many workers; None: none
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,10 @@ class Curve:
     forecast: Forecast | None
     q: Statistic = None
     quantile: np.ndarray | None = None  # the q-quantile curve at n = 1..N when q is given
+    strategy: str | None = None  # an adaptive search: mean/sd are its best so far over runs (analysis.adaptive)
+    runs: int = 1
+    cost: CostCurve | None = None  # the cost-aware curve (analysis.cost), with --x cost
+    selected: tuple[np.ndarray, np.ndarray] | None = None  # test score of the trial validation picks: mean, SD
 
     @property
     def mean_duration(self) -> float | None:
@@ -82,8 +90,14 @@ def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, sou
 def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
     """A :class:`Curve` per group (``analysis.prepare``)."""
     bounds = band_bounds([g.scores for g in groups], options, source) if options.confidence else None
+    timed = {g.name: (g.scores, g.durations) for g in groups if g.durations is not None and g.strategy is None}
+    costs = for_groups(timed, workers=options.workers, maximize=options.maximize) if options.workers and timed else {}
     out = []
-    for name, scores, durations in ((g.name, g.scores, g.durations) for g in groups):
+    for group in groups:
+        name, scores, durations = group.name, group.scores, group.durations
+        if group.strategy is not None:
+            out.append(adaptive_curve(group, options.maximize))
+            continue
         ns = np.arange(1, scores.size + 1)
         top = max(scores.size, options.forecast_to or 0)
         band = None
@@ -106,8 +120,18 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
         out.append(Curve(str(name), scores, durations, expected_max(scores, ns, maximize=options.maximize),
                          expected_max_std(scores, ns, maximize=options.maximize),
                          expected_max_unbiased(scores, ns, maximize=options.maximize), band, predicted,
-                         options.q, quantile))
+                         options.q, quantile, cost=costs.get(str(name)),
+                         selected=None if group.tests is None else selected_test(scores, group.tests, ns,
+                                                                                 maximize=options.maximize)))
     return out
+
+
+def adaptive_curve(group: Group, maximize: bool) -> Curve:
+    """An adaptive search's :class:`Curve`: its runs' mean best so far in trial order, their SD, no Eq. 8."""
+    seen = progress(group.scores, group.order, group.runs, maximize=maximize)
+    none = np.full(seen.mean.size, np.nan)
+    return Curve(group.name, group.scores, group.durations, seen.mean, seen.sd, none, None, None,
+                 strategy=group.strategy, runs=seen.runs)
 
 
 def band_bounds(scores: list[np.ndarray], options: Options, source: str) -> tuple[float, float]:
@@ -124,6 +148,10 @@ def comparisons(curves: list[Curve], options: Options, source: str,
     """The difference band (``analysis.compare``) of ``pair``, else of every pair of groups, at the
     bands' level (95% when no bands are drawn); and notes on pairs it could not be computed for."""
     names = [c.name for c in curves]
+    adaptive = [c.name for c in curves if c.strategy is not None]
+    if pair is not None and set(pair) & set(adaptive):
+        raise ValueError(f"{source}: --compare: {', '.join(sorted(set(pair) & set(adaptive)))} is an adaptive search; "
+                         "the difference band is of Eq. 8 curves, which assume random search")
     if pair is not None:
         missing = [p for p in pair if p not in names]
         if missing:
@@ -131,7 +159,7 @@ def comparisons(curves: list[Curve], options: Options, source: str,
                              f"(groups: {', '.join(names)})")
         pairs = [pair]
     else:
-        pairs = list(itertools.combinations(names, 2))
+        pairs = list(itertools.combinations([n for n in names if n not in adaptive], 2))
     by_name = {c.name: c for c in curves}
     confidence = options.confidence or 0.95
     out, notes = [], []
@@ -159,10 +187,17 @@ def table(curves: list[Curve], group: str) -> pd.DataFrame:
         top = max(c.scores.size, c.forecast.ns.size if c.forecast else 0, c.band[0].size if c.band else 0)
         ns = np.arange(1, top + 1)
         pad = lambda values: np.concatenate([values, np.full(top - values.size, np.nan)])  # noqa: E731
+        if c.strategy is not None:
+            blocks.append(pd.DataFrame({group: c.name, "n": np.arange(1, c.mean.size + 1), "N": c.scores.size,
+                                        "strategy": c.strategy,
+                                        "runs": c.runs, "best_so_far": c.mean, "best_so_far_sd": c.sd}))
+            continue
         block = pd.DataFrame({group: c.name, "n": ns, "N": c.scores.size, "expected_max": pad(c.mean),
                               "spread_sd": pad(c.sd), "unbiased": pad(c.unbiased)})
         if c.quantile is not None:
             block[quantile_column(c.q)] = pad(c.quantile)
+        if c.selected is not None:
+            block["test_of_selected"], block["test_of_selected_sd"] = pad(c.selected[0]), pad(c.selected[1])
         if c.durations is not None:
             block["seconds"] = ns * c.mean_duration
         if c.band is not None:
@@ -172,6 +207,15 @@ def table(curves: list[Curve], group: str) -> pd.DataFrame:
                 pad(c.forecast.mean), pad(c.forecast.low), pad(c.forecast.high))
         blocks.append(block)
     return pd.concat(blocks, ignore_index=True)
+
+
+def cost_table(curves: list[Curve], group: str) -> pd.DataFrame:
+    """One row per (group, time) of the cost-aware curves (``analysis.cost``): the expected best within the
+    time, its SD, P(at least one trial finished), and whether the figure draws it there."""
+    return pd.concat([pd.DataFrame({group: c.name, "seconds": c.cost.seconds, "workers": c.cost.workers,
+                                    "expected_best": c.cost.mean, "sd": c.cost.sd,
+                                    "p_finished": c.cost.finished, "drawn": drawn_from(c.cost)})
+                      for c in curves if c.cost is not None], ignore_index=True)
 
 
 def quantile_column(q: Statistic) -> str:
@@ -205,7 +249,11 @@ def leader_changes(curves: list[Curve], maximize: bool = True) -> list[str]:
             out.append(f"{c.leader} overtakes {c.previous} at n = {c.at} trials")
         if a.durations is not None and b.durations is not None:
             for c in time_crossovers(a.drawn, a.mean_duration, b.drawn, b.mean_duration, (a.name, b.name),
-                                     maximize=maximize):
+                                     maximize=maximize, interpolate=True):
                 out.append(f"{c.leader} overtakes {c.previous} at {human_duration(c.at)} of training "
-                           "(n trials cost n times each group's mean duration)")
+                           "(n trials cost n times each group's mean duration; each curve drawn through its points)")
+        if a.cost is not None and b.cost is not None:
+            for c in cost_crossings(a.cost, b.cost, (a.name, b.name), maximize=maximize):
+                out.append(f"{c.leader} overtakes {c.previous} at {human_duration(c.at)} of wall-clock time "
+                           f"(cost-aware, {a.cost.workers} worker(s))")
     return out

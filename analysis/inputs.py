@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.adaptive import optuna_strategy, ray_strategy
 from analysis.rows import finished
 from analysis.table import read_table
 from data.download import DataError
@@ -37,6 +38,7 @@ class Trials:
     preferred: str | None = None  # the source's own score column (an Optuna study's value)
     notes: list[str] = field(default_factory=list)
     reports: bool = False  # one row a reported result (Ray Tune): reduce with :func:`per_trial`
+    strategy: str | None = None  # the adaptive search that chose the trials (analysis.adaptive); None: random
 
 
 def load_trials(source: str, *, study: str | None = None) -> Trials:
@@ -48,7 +50,11 @@ def load_trials(source: str, *, study: str | None = None) -> Trials:
     if path.is_dir():
         return read_ray(path)
     if path.suffix.lower() in DATABASE_SUFFIXES:
-        raise DataError(f"{path}: a database file; give an Optuna study as its storage URL, sqlite:///{path}")
+        try:
+            _check_optuna_sqlite(f"sqlite:///{path}")
+        except (DataError, FileNotFoundError):
+            raise DataError(f"{path}: a database file; give an Optuna study as its storage URL, sqlite:///{path}") from None
+        return read_optuna(f"sqlite:///{path}", study)
     frame = read_table(path)
     if OPTUNA_EXPORT <= set(frame.columns):
         return Trials(from_optuna_export(frame), str(path), path.stem,
@@ -102,7 +108,7 @@ def read_ray(folder: Path) -> Trials:
     if "status" in frame.columns and finished(frame).ne("ok").all():
         raise DataError(f"{folder}: no trial reported a result ({len(trial_dirs)} trial folder(s), each raised "
                         "or reported nothing)")
-    return Trials(frame, str(folder), folder.name, reports=True)
+    return Trials(frame, str(folder), folder.name, reports=True, strategy=ray_strategy(folder))
 
 
 def _config(trial: Path) -> dict:
@@ -142,7 +148,7 @@ def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool
         out.append(row)
         labels.append(chosen)
     return Trials(pd.DataFrame(out, index=labels), trials.source, trials.name, trials.directions,
-                  trials.preferred, trials.notes)
+                  trials.preferred, trials.notes, strategy=trials.strategy)
 
 
 def _check_optuna_sqlite(url: str) -> None:
@@ -160,8 +166,9 @@ def _check_optuna_sqlite(url: str) -> None:
 
 
 def read_optuna(url: str, study: str | None) -> Trials:
-    """The complete trials of an Optuna study: ``value`` (``value_0``, ... for several objectives),
-    ``params.*``, ``user_attrs.*`` and ``duration_seconds``; the study's direction(s) come along."""
+    """Every trial of an Optuna study, its ``status`` its state: ``value`` (``value_0``, ... for several
+    objectives; NaN unless complete), ``number``, ``params.*``, ``user_attrs.*`` and ``duration_seconds``;
+    the study's direction(s) and the adaptive sampler its attributes reveal (``analysis.adaptive``)."""
     try:
         import optuna
     except ImportError:
@@ -182,8 +189,9 @@ def read_optuna(url: str, study: str | None) -> Trials:
     columns = [f"value_{i}" for i in range(len(loaded.directions))] if several else ["value"]
     directions = {c: "max" if d == optuna.study.StudyDirection.MAXIMIZE else "min"
                   for c, d in zip(columns, loaded.directions)}
-    rows, labels = [], []
+    rows, labels, marks = [], [], set()
     for trial in loaded.get_trials(deepcopy=False):
+        marks.update(trial.system_attrs)
         complete = trial.state == optuna.trial.TrialState.COMPLETE
         row = dict(zip(columns, trial.values if complete else [np.nan] * len(columns)), number=trial.number,
                    status=trial.state.name.lower())
@@ -196,4 +204,7 @@ def read_optuna(url: str, study: str | None) -> Trials:
     if not rows or finished(frame).ne("ok").all():
         held = ", ".join(f"{n} {s}" for s, n in frame["status"].value_counts().sort_index().items()) if rows else "none"
         raise DataError(f"{url}: study {name!r} has no complete trial (trials: {held})")
-    return Trials(frame, f"{url} (study {name})", name, directions, None if several else "value")
+    storage = optuna.storages.get_storage(url)
+    study_marks = set(storage.get_study_system_attrs(storage.get_study_id_from_name(name)))
+    strategy = optuna_strategy(marks, study_marks, loaded.user_attrs)
+    return Trials(frame, f"{url} (study {name})", name, directions, None if several else "value", strategy=strategy)

@@ -4,11 +4,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.adaptive import RULE as ADAPTIVE_RULE
 from analysis.bands import curve_name
 from analysis.budget import RULE
 from analysis.compare import Difference, sentence
+from analysis.cost import RULE as COST_RULE
+from analysis.cost import drawn_from, round_time_ticks
 from analysis.curves import Curve, Options
 from analysis.forecast import VERDICT
+from analysis.selected import RULE as SELECTED_RULE
 from experiments.units import human_duration
 
 EQ8 = ("**Expected best of n** (Eq. 8 of Dodge et al. 2019): the mean of the best of n scores drawn with "
@@ -50,6 +54,27 @@ def difference_rule(confidence: float, method: str) -> str:
             "cannot rule out (the median's band is tighter; more trials narrow both).")
 
 
+def cost_rows(curves: list[Curve], budgets: pd.DataFrame, maximize: bool) -> list[str]:
+    """Per group: the expected best within round wall-clock times, and when it reaches each target."""
+    seconds = curves[0].cost.seconds
+    shown = [s for s in round_time_ticks(seconds[0], seconds[-1], most=5).values()]
+    header = ["group"] + [f"{human_duration(t)}" for t in shown] + ["targets"]
+    out = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for c in curves:
+        drawn = drawn_from(c.cost) & np.isfinite(c.cost.mean)
+        cells = []
+        for t in shown:
+            at = np.searchsorted(c.cost.seconds, t, side="right") - 1
+            cells.append(f"{c.cost.mean[at]:.4f}" if at >= 0 and drawn[at] else "-")
+        reached = []
+        for target in sorted(set(budgets.target)) if not budgets.empty else []:
+            hits = np.flatnonzero(drawn & ((c.cost.mean >= target) if maximize else (c.cost.mean <= target)))
+            reached.append(f"{target:g} at {human_duration(c.cost.seconds[hits[0]])}" if hits.size
+                           else f"{target:g} not within its trials' time")
+        out.append(f"| {c.name} | " + " | ".join(cells) + f" | {'; '.join(reached) or '-'} |")
+    return out
+
+
 def _fmt(value) -> str:
     return "-" if value is None or pd.isna(value) else f"{value:.4f}"
 
@@ -59,7 +84,9 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
           files: list[str], differences: list[Difference] = ()) -> str:
     """The report text. ``columns`` says which column is which and why; ``files`` what was written."""
     out = [f"# Expected validation performance: {source}", "",
-           f"Trials: {sum(c.scores.size for c in curves)} in {len(curves)} group(s). Score: {columns['metric']}. Groups: {columns['group']}. Training time: {columns['duration']}.", ""]
+           f"Trials: {sum(c.scores.size for c in curves)} in {len(curves)} group(s). Score: {columns['metric']}. "
+           f"Groups: {columns['group']}. Training time: {columns['duration']}. Test score: {columns.get('test', 'none')}.",
+           ""]
     out += [f"- note: {n}" for n in notes] + ([""] if notes else [])
     budgets_shown = sorted({1, 5, 10} | {c.scores.size for c in curves})
     header = ["group", "N", "mean time"] + [f"n={n}" for n in budgets_shown] + ["best observed"]
@@ -68,7 +95,8 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
     out += [f"## {title}", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for c in curves:
         beside = c.unbiased if options.q is None else c.mean
-        cells = [f"{c.drawn[n - 1]:.4f} [{beside[n - 1]:.4f}]" if n <= c.scores.size else "-" for n in budgets_shown]
+        cells = [("-" if n > c.drawn.size else f"{c.drawn[n - 1]:.4f} (best so far)" if c.strategy
+                  else f"{c.drawn[n - 1]:.4f} [{beside[n - 1]:.4f}]" if n <= c.scores.size else "-") for n in budgets_shown]
         best = c.scores.max() if options.maximize else c.scores.min()
         out.append(f"| {c.name} | {c.scores.size} | {human_duration(c.mean_duration)} | " + " | ".join(cells)
                    + f" | {best:.4f} |")
@@ -84,6 +112,28 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
     out += ["", "## Where one group overtakes another", ""]
     out += [f"- {line}" for line in changes] or ["- nowhere: one group leads at every shared budget"
                                                  if len(curves) > 1 else "- one group only"]
+    tested = [c for c in curves if c.selected is not None]
+    if tested:
+        shown = [n for n in budgets_shown if n <= max(c.scores.size for c in tested)]
+        out += ["", "## Test score of the trial validation picks (the winner's curse)", "",
+                "Each cell: the expected test score of the selected trial, ± its SD, and in brackets Eq. 8 of the "
+                "validation scores minus it.", "",
+                "| group | " + " | ".join(f"n={n}" for n in shown) + " |", "|---" * (len(shown) + 1) + "|"]
+        for c in tested:
+            cells = [f"{c.selected[0][n - 1]:.4f} ± {c.selected[1][n - 1]:.4f} [{c.mean[n - 1] - c.selected[0][n - 1]:+.4f}]"
+                     if n <= c.scores.size else "-" for n in shown]
+            out.append(f"| {c.name} | " + " | ".join(cells) + " |")
+    costly = [c for c in curves if c.cost is not None]
+    if costly:
+        out += ["", f"## Within a wall-clock budget (cost-aware, {costly[0].cost.workers} worker(s))", ""]
+        out += cost_rows(costly, budgets, options.maximize)
+    adaptive = [c for c in curves if c.strategy is not None]
+    if adaptive:
+        out += ["", "## Adaptive searches: Eq. 8 does not apply", ""]
+        out += [f"- {c.name}: {c.strategy}, {c.runs} run(s) of {c.drawn.size}+ trials; drawn and tabled as the best "
+                "score so far in trial order" + (" (the runs' mean, shaded ±1 SD across runs, up to the shortest run)"
+                                                  if c.runs > 1 else "") for c in adaptive]
+        out += ["", ADAPTIVE_RULE]
     if differences:
         out += ["", f"## Is one group better? ({differences[0].confidence:.0%} simultaneous band for the difference)", ""]
         out += [f"- {sentence(d)}" for d in differences]
@@ -105,6 +155,11 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
         if options.band_method != "dkw" and any(np.unique(c.scores).size < c.scores.size for c in curves):
             out.append(f"  Some scores are tied (a finite validation set): the `{options.band_method}` band's "
                        "coverage is exact only for continuous scores; `--band-method dkw` holds regardless.")
+    if tested:
+        out.append(f"- {SELECTED_RULE}")
+    if costly:
+        out.append(f"- {COST_RULE} The simulation's standard error is at most "
+                   f"{max(c.cost.standard_error for c in costly):.2g}.")
     if differences:
         out.append(f"- {difference_rule(differences[0].confidence, options.band_method)}")
     out.append(f"- **Budget to reach a target**: {RULE}")

@@ -11,12 +11,14 @@ from matplotlib.patches import Patch
 
 from analysis import budget_to_reach, time_axis
 from analysis.compare import Difference, stretches
+from analysis.cost import drawn_from
 from analysis.curves import Curve
 from experiments.units import human_duration
 from figures.plot import PALETTE, SD_LABEL, colours, drawable, finish, integer_ticks, plt, shade_sd, time_ticks
 
 
 QUARTILES_LABEL = "shading: 25% to 75% quantiles of the best of n"
+SELECTED_LABEL = "dash-dot: expected test score of the trial validation picks"
 
 
 def _axis(curve: Curve, size: int, x: str) -> np.ndarray:
@@ -47,8 +49,13 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
     lows, highs = [], []
     for c in curves:
         color, linestyle = styles[c.name]
-        xs = _axis(c, c.scores.size, x)
-        ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, label=f"{shown[c.name]} (N = {c.scores.size})")
+        xs = _axis(c, c.drawn.size, x)
+        if c.strategy is not None:  # an adaptive search: what was observed, not Eq. 8
+            runs = f"mean of {c.runs} runs" if c.runs > 1 else "1 run"
+            ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, drawstyle="steps-post",
+                    label=f"{shown[c.name]}: best so far ({c.strategy}, adaptive; {runs}, N = {c.scores.size})")
+        else:
+            ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, label=f"{shown[c.name]} (N = {c.scores.size})")
         # from the curve's start to the best score seen (failed trials would squash the curves)
         lows.append(c.drawn.min() if maximize else c.scores.min())
         highs.append(c.scores.max() if maximize else c.drawn.max())
@@ -61,6 +68,10 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
             ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
             lows.append(low.min())
             highs.append(high.max())
+        if c.selected is not None:  # the winner's curse: what the trial validation picks scores on test data
+            ax.plot(xs, c.selected[0], color=color, ls="-.", lw=1.2)
+            lows.append(c.selected[0].min())
+            highs.append(c.selected[0].max())
         if c.band is not None:
             bx = _axis(c, c.band[0].size, x)
             for edge in (np.where(np.isfinite(e), e, np.nan) for e in c.band):  # infinite: no bound there
@@ -90,6 +101,8 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
     if sd:
         quantile = any(c.quantile is not None for c in curves)
         extra.append(Patch(color="0.6", alpha=0.4, lw=0, label=QUARTILES_LABEL if quantile else SD_LABEL))
+    if any(c.selected is not None for c in curves):
+        extra.append(Line2D([], [], color="0.3", ls="-.", lw=1.2, label=SELECTED_LABEL))
     if band_label:
         extra.append(Line2D([], [], color="0.3", ls=(0, (4, 2)), lw=0.8, label=band_label))
     if forecast_label:
@@ -141,3 +154,50 @@ def draw_difference(diff: Difference, out_stem: Path, *, ylabel: str, maximize: 
         ax.set_title(f"{a} vs {b}", fontsize=9)
         ax.grid(alpha=0.3, lw=0.5)
         return finish(fig, ax, out_stem)
+
+
+def draw_cost(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str, sd: bool = True,
+              targets: list[tuple[float, str]] = (), maximize: bool = True) -> list[Path]:
+    """``<out_stem>.pdf``/``.png``: each group's cost-aware curve (``analysis.cost``) against wall-clock time
+    on a log axis, shaded ±1 SD clipped to the group's observed scores; targets as lines, and where each
+    group's curve first reaches them."""
+    drawn = [c for c in curves if c.cost is not None]
+    shown, families = drawable([c.name for c in drawn] + [title])
+    styles = colours([c.name for c in drawn])
+    with plt.rc_context({"font.family": families}):
+        fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
+        lows, highs, extra = [], [], []
+        for c in drawn:
+            color = styles[c.name][0]
+            keep = drawn_from(c.cost) & np.isfinite(c.cost.mean)
+            xs, ys, spread = c.cost.seconds[keep], c.cost.mean[keep], c.cost.sd[keep]
+            ax.plot(xs, ys, color=color, lw=1.8, label=f"{shown[c.name]} (N = {c.scores.size})")
+            if sd:
+                shade_sd(ax, xs, ys, spread, c.scores, color)
+            lows.append(np.clip(ys - (spread if sd else 0), c.scores.min(), None).min())
+            highs.append(np.clip(ys + (spread if sd else 0), None, c.scores.max()).max())
+            for target, _ in targets:
+                hits = np.flatnonzero(ys >= target if maximize else ys <= target)
+                if hits.size:
+                    ax.axvline(xs[hits[0]], color=color, ls=":", lw=1)
+                    extra.append(Line2D([], [], color=color, ls=":",
+                                        label=f"{shown[c.name]} reaches {target:g} at {human_duration(xs[hits[0]])}"))
+        for target, note in targets:
+            ax.axhline(target, color="0.35", ls=":", lw=1)
+            extra.insert(0, Line2D([], [], color="0.35", ls=":", label=f"target {target:g}" + (f": {note}" if note else "")))
+            lows.append(target)
+            highs.append(target)
+        if sd:
+            extra.append(Patch(color="0.6", alpha=0.4, lw=0, label="shading: ±1 SD of the best finished by then, "
+                                                                  "clipped to the observed scores"))
+        low, high = min(lows), max(highs)
+        pad = 0.05 * (high - low or 1.0)
+        ax.set_ylim(low - pad, high + pad)
+        ax.set_xscale("log")
+        time_ticks(ax)
+        workers = drawn[0].cost.workers if drawn else 1
+        ax.set_xlabel(f"Wall-clock time ({workers} worker{'s' if workers > 1 else ''}, each trial its own duration)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title if shown[title] == title else "", fontsize=9)
+        ax.grid(alpha=0.3, lw=0.5)
+        return finish(fig, ax, out_stem, extra)

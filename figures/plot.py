@@ -21,6 +21,7 @@ from matplotlib.ft2font import FT2Font  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from analysis import budget_to_reach, time_axis  # noqa: E402
+from analysis.cost import ROUND_DURATIONS, round_time_ticks  # noqa: E402,F401 (ROUND_DURATIONS: the ticks there are)
 from experiments.units import human_duration  # noqa: E402
 from figures.sources import Group  # noqa: E402
 from figures.specs import FigureSpec  # noqa: E402
@@ -127,29 +128,23 @@ def budget_guide(ax, xs, curve, target: float, who: str, where_from: str, *, max
     return n
 
 
-# neighbours at least 2x apart: 20min/30min or 16h/1d labels overlap on a log axis
-ROUND_DURATIONS = {"1min": 60.0, "2min": 120.0, "5min": 300.0, "10min": 600.0, "20min": 1200.0,
-                   "1h": 3600.0, "2h": 7200.0, "4h": 14400.0, "8h": 28800.0, "1d": 86400.0,
-                   "2d": 172800.0, "4d": 345600.0, "8d": 691200.0, "16d": 1382400.0, "32d": 2764800.0}
-
-
-def round_time_ticks(low: float, high: float, most: int = 6) -> dict[str, float]:
-    """Round durations (label -> seconds) between ``low`` and ``high`` seconds, every k-th of
-    :data:`ROUND_DURATIONS` with k the smallest keeping at most ``most`` of them."""
-    inside = [(label, s) for label, s in ROUND_DURATIONS.items() if low <= s <= high]
-    step = max(1, -(-len(inside) // most))
-    return dict(inside[::step])
+def duration_label(seconds: float) -> str:
+    """A tick's duration with as many digits as it needs: ``0.25s``, ``42s``, ``1.5min``, ``3h``, ``2.5d``."""
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0)):
+        if abs(seconds) >= size or unit == "s":
+            return f"{seconds / size:.3g}{unit}"
+    return f"{seconds:.3g}s"
 
 
 def time_ticks(ax) -> None:
-    """Round durations as ticks of a time axis (:func:`round_time_ticks` over its limits); human
-    durations at the locator's places when none falls inside."""
-    ticks = round_time_ticks(*ax.get_xlim())
+    """Round durations as ticks of a time axis (:func:`round_time_ticks` over its limits); where fewer
+    than two fall inside, the locator's places labelled by :func:`duration_label` (never all "0 s")."""
+    ticks = round_time_ticks(*sorted(ax.get_xlim()))
     if len(ticks) >= 2:
         ax.set_xticks(list(ticks.values()), list(ticks.keys()))
         ax.minorticks_off()
     else:
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: human_duration(value)))
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: duration_label(value)))
 
 
 def integer_ticks(ax) -> None:

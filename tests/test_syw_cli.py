@@ -96,7 +96,7 @@ def test_help_is_enough_to_use_it(capsys):
         main(["curve", "--help"])
     text = capsys.readouterr().out
     for words in ("Ray Tune experiment folder", "sqlite:///", "--study", "--target VALUE[=WHY]", "--bands",
-                  "--forecast N", "--x {trials,time}", "examples:", "--pick {best,last}", "allentune"):
+                  "--forecast N", "--x {trials,time,cost}", "examples:", "--pick {best,last}", "allentune"):
         assert words in text, words
 
 
