@@ -59,6 +59,11 @@ STUDY ?= sst5
 report: env
 	$(PY) -m figures report --study $(STUDY) --source $(SOURCE)
 
+# docs/verdicts.md: what the records (ours and the authors' trials) say about each claim of sections 4.1-4.4
+.PHONY: verdicts
+verdicts: env
+	$(PY) -m figures.verdicts
+
 # The numbers and tables of README.md and every results/<study>/README.md, rewritten from the records
 # where markers stand (figures/study_readme.py); `python -m figures readme --check` compares only.
 .PHONY: readmes
