@@ -57,8 +57,9 @@ def jobs_for(cfg: DictConfig, family: Family) -> tuple[Path, Path, list[dict[str
     done = set()
     for r in iter_records(path):
         origin = by_trial.get(r["trial"])
-        searched = (lambda params: {k: params.get(k) for k in family.search})  # noqa: E731
-        if r.get("seed") != cfg.seed or origin is None or r.get("params") is not None and searched(r["params"]) != searched(origin["params"]):
+        moved = origin is not None and r.get("params") is not None and any(
+            r["params"].get(k) != origin["params"].get(k) for k in family.search)
+        if r.get("seed") != cfg.seed or origin is None or moved:
             raise ConfigError(path, f"trial {r['trial']} rerun {r.get('rerun')}", f"reran another assignment or study seed "
                               f"than {source} now holds (seed {cfg.seed}); delete the file to start over")
         done.add((r["trial"], r.get("rerun")))

@@ -75,7 +75,8 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
             history = check_adaptive(family, tuner, cfg.seed, path, cfg.retry_failed, study_file())
             trainable, space, search = adaptive_setup(family, tuner, cfg.study.direction == "max", history, pending, kwargs)
         else:
-            trainable, space, search = tune.with_parameters(run_trial, family=family, **kwargs), {"trial_index": tune.grid_search(pending)}, {}
+            trainable, search = tune.with_parameters(run_trial, family=family, **kwargs), {}
+            space = {"trial_index": tune.grid_search(pending)}
         runner = tune.Tuner(
             tune.with_resources(trainable, resources),
             param_space=space,
