@@ -26,7 +26,6 @@ def test_every_committed_readme_regenerates_unchanged():
     for path in paths:
         outcome = regenerate(path)
         assert outcome.changes == [], f"{path}: `make readmes` would change {outcome.changes[:3]}"
-        assert outcome.text == path.read_text()
 
 
 def _data_at_hand() -> bool:
@@ -34,6 +33,7 @@ def _data_at_hand() -> bool:
     return bool(root) and (Path(root) / "authors_trials").is_dir() and (Path(root) / "squad" / "dev-v1.1.json").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.realdata
 @pytest.mark.paperdata
 @pytest.mark.skipif(not _data_at_hand(), reason="set SYW_DATA_DIR to a folder with authors_trials/ and squad/dev-v1.1.json")
