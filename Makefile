@@ -90,8 +90,11 @@ bench-cnn: env
 bench-cnn-batching: env
 	$(PY) benchmarks/cnn_batching.py
 
+# SciTail seconds per epoch and per trial on the full train split (study scitail_cpu); BENCH_ARGS e.g.
+# --study scitail_reduced, --family esim dgem, --trials 6, --batches 8
+BENCH_ARGS ?=
 bench-scitail: env
-	$(PY) benchmarks/scitail_timing.py --family scitail_ngram_reduced scitail_dam_reduced scitail_esim_reduced scitail_dgem_reduced
+	$(PY) benchmarks/scitail_timing.py $(BENCH_ARGS)
 
 bench-bidaf: env
 	$(PY) benchmarks/bidaf_timing.py
@@ -107,6 +110,12 @@ bench-elmo: env
 
 bench-denormals: env
 	$(PY) benchmarks/denormals.py
+
+# Seconds per epoch, tokens/s and FLOP efficiency of the Melis et al. language models at the reduced
+# study's sizes (ptb_melis_reduced; needs the PTB files under SYW_DATA_DIR)
+.PHONY: bench-lm
+bench-lm: env
+	$(PY) benchmarks/lm_timing.py
 
 # Every family file trained a few steps on CUDA (the CPU without a GPU), timed against the CPU (issue 38);
 # with a CUDA torch: make gpu-check TORCH_SPEC=torch. GPU_CHECK_ARGS: e.g. --out FILE, --families STEM ...

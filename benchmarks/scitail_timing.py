@@ -1,13 +1,15 @@
-"""Seconds per epoch of the SciTail families on this machine (one thread), to size the reduced study.
+"""Seconds per epoch and per trial of the SciTail families on this machine (one thread), to size a study.
 
-For each family file named (default: the three reduced ones), the first ``--trials`` assignments of
-the study seed are trained for ``--epochs`` epochs on the reduced study's data (train on the 2,126
-released test pairs, validate on the 1,304 dev pairs). Prints seconds per epoch (training and
-validation), examples per second, and the work per epoch in GFLOP (multiply-adds of the matrix
-products, counted with torch's FLOP counter on one training batch and scaled) against this core's
-measured fp32 matrix-product rate.
+For each family of ``--study`` (default ``scitail_cpu``, on the full 23,596-pair train split; or the
+families named with ``--family``), the first ``--trials`` assignments of the study seed are built on
+the study's data, and ``--batches`` training batches (bucketed, as trials draw them) plus one pass
+over dev (and test, when the study scores it) are timed in CPU seconds of this process, the time a
+trial with a core to itself takes. Printed per assignment: seconds per epoch (the timed batches
+scaled to the whole train split), seconds per trial at the family's epochs, pairs per second, and
+the work per epoch in GFLOP (multiply-adds of the matrix products and LSTMs, counted with torch's
+FLOP counter on the timed batches) against this core's measured fp32 matrix-product rate.
 
-    SYW_DATA_DIR=../shared/data python benchmarks/scitail_timing.py [--family scitail_esim_reduced ...]
+    SYW_DATA_DIR=../shared/data python benchmarks/scitail_timing.py [--study scitail_cpu] [--family esim ...]
 """
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ import argparse
 import importlib
 import os
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -23,56 +24,74 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.flops import matmul_gflops, pass_flops  # noqa: E402
+from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
 from experiments.context import TrialContext  # noqa: E402
 from experiments.settings import resolve  # noqa: E402
 from experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from models.tasks import pair  # noqa: E402
-from models.trainer import build_optimizer, seed_everything  # noqa: E402
+from models.trainer import build_optimizer, seed_everything, update  # noqa: E402
+
+
+def time_assignment(module, params: dict, ctx: TrialContext, batches: int) -> dict[str, float]:
+    """CPU seconds of ``batches`` training steps and of the evaluation passes, and their FLOPs."""
+    data = module.TASK.load(ctx, params)
+    if hasattr(module, "prepare"):  # per-pair tensors (n-gram features, DGEM graphs) as the trial derives them
+        data = module.prepare(data, params["structures"]) if "structures" in params else module.prepare(data)
+    seed_everything(ctx.seed)
+    model = module.build(params, data)
+    optimizer = build_optimizer(model, params)
+    train = list(pair.training_batches(data.train, params, torch.Generator().manual_seed(ctx.seed)))
+    timed = train[:batches]
+    model.train()
+    flops = sum(pass_flops(model, lambda b=b: model(**b)["loss"].backward(), backward=True) for b in timed)
+    optimizer.zero_grad(set_to_none=True)
+
+    def steps() -> None:
+        for batch in timed:
+            update(model, model(**batch)["loss"], optimizer, grad_norm=params.get("grad_norm"),
+                   grad_clipping=params.get("grad_clipping"))
+
+    train_cpu, _ = clock(steps)
+    splits = [data.dev] + ([data.test] if data.test is not None else [])
+    model.eval()
+    with torch.no_grad():
+        eval_cpu, _ = clock(lambda: [pair.accuracy(model, pair.evaluation_batches(s)) for s in splits])
+    scale = len(train) / len(timed)
+    eval_pairs = sum(len(s.labels) for s in splits)
+    # evaluation: a forward pass, a third of a training step's work per pair
+    epoch_flops = flops * scale + flops / 3 / sum(len(b["label"]) for b in timed) * eval_pairs
+    return {"epoch_seconds": train_cpu * scale + eval_cpu, "train_pairs": len(data.train.labels),
+            "epoch_gflop": epoch_flops / 1e9}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", nargs="*", default=["scitail_ngram_reduced", "scitail_dam_reduced", "scitail_esim_reduced"])
-    parser.add_argument("--trials", type=int, default=3)
-    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--study", default="scitail_cpu")
+    parser.add_argument("--family", nargs="*", help="short names of the study's families (default: all)")
+    parser.add_argument("--trials", type=int, default=3, help="assignments per family (the study seed's first)")
+    parser.add_argument("--batches", type=int, default=40, help="training batches timed per assignment")
     args = parser.parse_args()
     torch.set_num_threads(1)
     data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
-    dataset = study_config("scitail_reduced")["dataset"]
+    study = study_config(args.study)
     rate = matmul_gflops()
-    print(f"matrix products: {rate:.1f} GFLOP/s on one thread")
-    for stem in args.family:
-        family = load_family(stem)
+    print(f"study {args.study}; matrix products: {rate:.1f} GFLOP/s on one thread", flush=True)
+    for short, stem in study["families"].items():
+        if args.family and short not in args.family:
+            continue
+        family = load_family(stem, short)
         module = importlib.import_module(family.train_target.rpartition(".")[0])
-        short = stem.split("_")[1]
         for index in range(args.trials):
             params = resolve(family.params(0, index), module.SETTINGS)
             ctx = TrialContext(study="bench", family=short, trial_index=index, seed=trial_seed(0, short, index),
-                               data_dir=data_dir, cache_dir=REPO / ".cache", dataset=dataset)
-            data = module.TASK.load(ctx, params)
-            data = module.prepare(data) if hasattr(module, "prepare") else data
-            seed_everything(ctx.seed)
-            model = module.build(params, data)
-            optimizer = build_optimizer(model, params)
-            batches = list(pair.training_batches(data.train, params, torch.Generator().manual_seed(0)))
-            step = pass_flops(model, lambda: model(**batches[0])["loss"].backward(), backward=True)
-            flops = step * len(batches) + step / 3 * len(data.dev.labels) / len(batches[0]["label"])
-            start = time.perf_counter()
-            for _ in range(args.epochs):
-                model.train()
-                for batch in batches:
-                    optimizer.zero_grad()
-                    model(**batch)["loss"].backward()
-                    optimizer.step()
-                model.eval()
-                with torch.no_grad():
-                    pair.accuracy(model, pair.evaluation_batches(data.dev))
-            seconds = (time.perf_counter() - start) / args.epochs
-            sizes = ", ".join(f"{k}={v}" for k, v in params.items() if k in family.search and "hidden" in k or k.endswith("layers"))
-            print(f"{stem} trial {index}: {seconds:.1f} s per epoch ({len(data.train.labels) / seconds:.0f} train pairs/s); "
-                  f"~{flops / 1e9:.1f} GFLOP per epoch = {flops / 1e9 / seconds / rate:.0%} of the matrix-product rate "
-                  f"(epochs {params['epochs']}, patience {params['patience']}; {sizes})", flush=True)
+                               data_dir=data_dir, cache_dir=REPO / ".cache", dataset=study["dataset"])
+            t = time_assignment(module, params, ctx, args.batches)
+            sizes = ", ".join(f"{k}={v}" for k, v in params.items()
+                              if k in family.search and ("hidden" in k or k.endswith("layers")))
+            print(f"{stem} trial {index}: {t['epoch_seconds']:.0f} s per epoch, "
+                  f"{t['epoch_seconds'] * params['epochs'] / 60:.1f} min per trial at {params['epochs']} epochs "
+                  f"({t['train_pairs'] / t['epoch_seconds']:.0f} train pairs/s); ~{t['epoch_gflop']:.0f} GFLOP per epoch "
+                  f"= {t['epoch_gflop'] / t['epoch_seconds'] / rate:.0%} of the matrix-product rate ({sizes})", flush=True)
 
 
 if __name__ == "__main__":
