@@ -35,7 +35,8 @@ def test_parameter_count_by_hand():
     # RHN of 3 micro-steps, tied, no projection (e = o = h = 4): 10·4 + 2·4·4 + 3·(2·4·4 + 2·4) + 10
     assert parameter_count(shape_for(4, cell="rhn", vocab=10, depth=3, ratio=0.5, down_projection=False)) == 40 + 32 + 120 + 10
     # NAS untied, no projection: e = round(0.5·4) = 2, o = h = 4: 10·2 + 8·4·(2+4) + 10·4 + 10
-    assert parameter_count(shape_for(4, cell="nas", vocab=10, depth=1, ratio=0.5, down_projection=False, tied=False)) == 20 + 192 + 40 + 10
+    nas = shape_for(4, cell="nas", vocab=10, depth=1, ratio=0.5, down_projection=False, tied=False)
+    assert parameter_count(nas) == 20 + 192 + 40 + 10
 
 
 @pytest.mark.parametrize("index", range(20))
@@ -74,9 +75,15 @@ def test_tied_embeddings_share_storage_and_untied_do_not():
 def test_a_window_draws_one_state_mask_per_layer_reused_at_every_step():
     model = small(state_dropout=0.5)
     seen = []
+
+    def spy(forward):
+        def recorded(x, state, state_mask=None, update_mask=None):
+            seen.append(state_mask)
+            return forward(x, state, state_mask, update_mask)
+        return recorded
+
     for layer in model.layers:
-        forward = layer.forward
-        layer.forward = lambda x, s, state_mask=None, update_mask=None, f=forward: seen.append(state_mask) or f(x, s, state_mask, update_mask)
+        layer.forward = spy(layer.forward)
     model.train()
     model.nll(torch.randint(12, (3, 6)), torch.randint(12, (3, 6)))
     assert [m.shape for m in seen] == [(3, model.shape.hidden)] * 2  # (batch, hidden): no time axis
@@ -98,8 +105,9 @@ def test_perplexity_of_uniform_predictions_is_the_vocabulary_size_over_every_tok
         assert task.perplexity(model, stream, batch_size=1, bptt=7) == pytest.approx(12.0, rel=1e-6)
 
 
-def test_perplexity_is_exp_mean_nll_carrying_the_state_across_windows():
-    model = small()
+@pytest.mark.parametrize("cell", ["lstm", "rhn", "nas"])
+def test_perplexity_is_exp_mean_nll_carrying_the_state_across_windows(cell):
+    model = small(cell)
     stream = task.synthetic(n_train=200, n_dev=60, vocab_size=12).dev
     model.eval()
     with torch.no_grad():

@@ -1,0 +1,102 @@
+"""Seconds per epoch, tokens per second and FLOP efficiency of the Melis et al. (2018) language models at
+the reduced study's sizes, on one thread in CPU seconds (the time a trial with a core to itself takes).
+
+For each family of ``--study`` (default ``ptb_melis_reduced``; or those named with ``--family``), the first
+``--trials`` assignments of the study seed are built on the study's corpus and ``--batches`` training
+windows are timed as the trainer takes them (forward, backward, the norm clip, Adam), then one validation
+pass at ``eval_batch_size`` and one test pass at ``test_batch_size``. An epoch is the timed windows scaled
+to a pass over the training split plus a validation at every checkpoint in it; a trial adds one test pass.
+FLOPs are the matrix products torch's counter sees in one training window (forward and backward) and one
+validation window; efficiency is the epoch's FLOPs per CPU second against this core's fp32
+matrix-product rate (:func:`benchmarks.flops.matmul_gflops`).
+
+    nice -n 19 .venv/bin/python benchmarks/lm_timing.py [--study ptb_melis_reduced] [--family lstm ...]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import itertools
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
+from experiments.context import TrialContext  # noqa: E402
+from experiments.settings import resolve  # noqa: E402
+from experiments.space import load_family, study_config, trial_seed  # noqa: E402
+from models.lm_budget import parameter_count  # noqa: E402
+from models.tasks import lm as task  # noqa: E402
+from models.trainer import seed_everything, update  # noqa: E402
+
+
+def time_assignment(module, params: dict, data: task.LmData, seed: int, batches: int) -> dict[str, float]:
+    """CPU seconds and FLOPs of ``batches`` training windows, one validation pass and one test pass."""
+    seed_everything(seed)
+    model = module.build(params, data)
+    optimizer = torch.optim.Adam(model.parameters(), lr=params["lr"], eps=params["adam_eps"],
+                                 betas=(params["adam_beta1"], params["adam_beta2"]), fused=True)
+    windows = list(itertools.islice(task.training_batches(data.train, params, torch.Generator().manual_seed(seed)), batches + 1))
+    model.train()
+    window_flops = pass_flops(model, lambda: model(**windows[0])["loss"].backward(), backward=True)
+    optimizer.zero_grad(set_to_none=True)
+
+    def steps() -> None:
+        for batch in windows[1:]:
+            update(model, model(**batch)["loss"], optimizer, grad_norm=params["grad_norm"])
+
+    train_cpu, _ = clock(steps)
+    model.eval()
+    with torch.no_grad():
+        eval_flops = pass_flops(model, lambda: task.perplexity(model, data.dev, params["eval_batch_size"], params["bptt"]),
+                                backward=False)
+        valid_cpu, _ = clock(lambda: task.perplexity(model, data.dev, params["eval_batch_size"], params["bptt"]))
+        test_cpu, _ = clock(lambda: task.perplexity(model, data.test, params["test_batch_size"], params["bptt"]))
+    per_epoch = task.steps_per_epoch(data.train, params["batch_size"], params["bptt"])
+    checkpoints = per_epoch / params["checkpoint_every"]
+    seconds = train_cpu / batches * per_epoch + valid_cpu * checkpoints
+    flops = window_flops * per_epoch + eval_flops * checkpoints
+    return {"epoch_seconds": seconds, "train_seconds": train_cpu / batches * per_epoch, "valid_seconds": valid_cpu,
+            "checkpoints": checkpoints, "test_seconds": test_cpu, "epoch_gflop": flops / 1e9,
+            "train_efficiency_gflops": window_flops / (train_cpu / batches) / 1e9, "tokens": len(data.train)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--study", default="ptb_melis_reduced")
+    parser.add_argument("--family", nargs="*", help="short names of the study's families (default: all)")
+    parser.add_argument("--trials", type=int, default=2, help="assignments per family (the study seed's first)")
+    parser.add_argument("--batches", type=int, default=10, help="training windows timed per assignment")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
+    study = study_config(args.study)
+    rate = matmul_gflops()
+    print(f"study {args.study}; matrix products: {rate:.1f} GFLOP/s per CPU second on one thread", flush=True)
+    data = task.load_corpus(data_dir, study["dataset"]["name"])
+    for short, stem in study["families"].items():
+        if args.family and short not in args.family:
+            continue
+        family = load_family(stem, short)
+        module = importlib.import_module(family.train_target.rpartition(".")[0])
+        for index in range(args.trials):
+            params = resolve(family.params(0, index), module.SETTINGS)
+            shape = module.shape_of(params, len(data.vocab))
+            t = time_assignment(module, params, data, trial_seed(0, short, index), args.batches)
+            print(f"{stem} trial {index}: {t['epoch_seconds']:.0f} s per epoch (training {t['train_seconds']:.0f} s + "
+                  f"{t['checkpoints']:.2f} validations of {t['valid_seconds']:.1f} s), {t['tokens'] / t['epoch_seconds']:,.0f} "
+                  f"training tokens/s; {t['epoch_gflop']:,.0f} GFLOP per epoch = {t['epoch_gflop'] / t['epoch_seconds'] / rate:.0%} "
+                  f"of the matrix-product rate (training windows alone {t['train_efficiency_gflops'] / rate:.0%}); "
+                  f"test at batch {params['test_batch_size']}: {t['test_seconds']:.0f} s once per trial; {params['epochs']} epochs "
+                  f"= {(t['epoch_seconds'] * params['epochs'] + t['test_seconds']) / 60:.0f} min per trial "
+                  f"(hidden {shape.hidden}, embedding {shape.embedding}, down-projection {shape.down_projection}, "
+                  f"depth {shape.depth}, {parameter_count(shape):,} weights)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
