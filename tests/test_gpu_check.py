@@ -69,5 +69,6 @@ def test_every_family_file_trains_on_the_cpu_without_the_runner_packages(tmp_pat
             continue
         assert entry["status"] == "ok", (stem, entry)
         assert entry["device_steps_per_second"] > 0 and entry["cpu_steps_per_second"] > 0, stem
-        assert 0.0 <= entry["dev_metric"] <= 1.0 and entry["parameters"] > 0, stem
+        perplexity = entry["model"] == "models.lm.train"  # a language model's metric: perplexity, at least 1
+        assert (entry["dev_metric"] >= 1.0 if perplexity else 0.0 <= entry["dev_metric"] <= 1.0) and entry["parameters"] > 0, stem
         assert entry["selected_state"] == ("on cpu" if stem.startswith("squad") else "not kept by this adapter"), stem
