@@ -1,5 +1,5 @@
-"""The language models of Melis et al. (2018, section 2, figure 1): LSTM (capped input gate, or its untied
-and tied variants), RHN and NAS cells under a parameter budget.
+"""The language models of Melis et al. (2018, section 2, figure 1; docs/models.md §I): LSTM (capped input
+gate, or its untied and tied variants), RHN and NAS cells under a parameter budget.
 
 Embedding lookup -> input dropout -> recurrent cells (LSTM, NAS: ``depth`` stacked layers, intra-layer
 dropout between them; RHN: one cell of ``depth`` micro-steps) -> the SUM of every layer's outputs
