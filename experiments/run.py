@@ -46,8 +46,9 @@ def records_file(cfg: DictConfig, family: Family) -> Path:
     return tuner_of(cfg, family).records_path(Path(cfg.paths.results_dir) / cfg.study.name, family.name)
 
 
-def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: dict, commit: str) -> None:
-    """Run the ``pending`` trial indices of one family on Ray Tune, appending a record per finished trial."""
+def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: dict, commit: str) -> bool:
+    """Run the ``pending`` trial indices of one family on Ray Tune, appending a record per finished
+    trial; True when it stopped with trials left (Ctrl-C: Tune ends the fit and returns)."""
     from ray import tune
 
     study = cfg.study.name
@@ -65,7 +66,7 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
     with RecordsWriter(path) as writer:
         pending = sorted(set(pending) - done_indices(path, retry_failed=cfg.retry_failed))  # re-read under the lock
         if not pending:
-            return
+            return False
         progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", family_trials(cfg, family.name), len(pending),
                             int(min(slots, tuner.concurrency) if tuner.adaptive else slots), base, earlier=list(iter_records(path)))
         kwargs = dict(study=study, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),
@@ -93,6 +94,7 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
         runner.fit()
     if progress.data_problem is not None:
         raise DataProblem(progress.data_problem)
+    return progress.left > 0
 
 
 def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
@@ -185,7 +187,8 @@ def main(cfg: DictConfig) -> None:
                 how = f"{tuner.strategy}, tuner seed {tuner.seed}, {tuner.concurrency} at a time; " if tuner.adaptive else ""
                 print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {family_trials(cfg, family.name)} trials to run ({how}"
                       f"{resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {records_file(cfg, family)}", flush=True)
-                run_family(cfg, family, todo[family.name], resources, commit)
+                if run_family(cfg, family, todo[family.name], resources, commit):
+                    break  # interrupted: the later families wait for the same command, as this one's rest does
     except (RecordsBusy, ConfigError, DataProblem, RecordError) as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)

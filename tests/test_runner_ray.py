@@ -274,15 +274,17 @@ def test_a_corrupt_sst_file_stops_the_lr_study_and_it_runs_once_fixed(tmp_path):
 
 
 def test_ctrl_c_says_the_study_stopped_and_the_same_command_resumes(tmp_path):
+    """Ctrl-C stops the whole study: the family running keeps its records, the next one never starts."""
     out = tmp_path / "results"
     path = out / "toy" / "toy.jsonl"
-    proc = started_until(path, 2, *slow_toy(tmp_path / "fam", 1.0), "trials=12", f"paths.results_dir={out}",
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = started_until(path, 2, *slow_toy(tmp_path / "fam", 1.0), "+study.families.later=toy_test", "trials=12",
+                         f"paths.results_dir={out}", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.send_signal(signal.SIGINT)  # as Ctrl-C in the terminal
-    _, stderr = proc.communicate(timeout=120)
+    stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr[-3000:]
     left = 12 - len(records(path))
-    assert left > 0 and f"with trials left (toy: {left}); the same command resumes" in stderr
+    assert left > 0 and f"with trials left (toy: {left}, later: 12); the same command resumes" in stderr
+    assert "[toy/later]" not in stdout and not (out / "toy" / "later.jsonl").exists()
 
 
 def test_a_smaller_trials_setting_over_more_records_finishes_as_done(tmp_path):
