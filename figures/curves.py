@@ -7,14 +7,14 @@ from pathlib import Path
 import matplotlib.ticker
 import numpy as np
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from analysis import budget_to_reach, time_axis
 from analysis.compare import Difference, stretches
 from analysis.cost import drawn_from
 from analysis.curves import Curve
 from experiments.units import human_duration
-from figures.plot import PALETTE, SD_LABEL, colours, drawable, finish, integer_ticks, plt, shade_sd, time_ticks
+from figures.plot import (PALETTE, SD_LABEL, Swatch, colours, drawable, end_at_trials, finish, fit_y, integer_ticks,
+                          plt, shade_sd, time_ticks)
 
 
 QUARTILES_LABEL = "shading: 25% to 75% quantiles of the best of n"
@@ -46,10 +46,11 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
           forecast_label: str | None) -> list[Path]:
     styles = colours([c.name for c in curves])
     fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
-    lows, highs = [], []
+    lows, highs, ends = [], [], []
     for c in curves:
         color, linestyle = styles[c.name]
         xs = _axis(c, c.drawn.size, x)
+        ends.append(xs)
         if c.strategy is not None:  # an adaptive search: what was observed, not Eq. 8
             runs = f"mean of {c.runs} runs" if c.runs > 1 else "1 run"
             ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, drawstyle="steps-post",
@@ -79,6 +80,7 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
         if c.forecast is not None:
             past = c.forecast.ns >= c.scores.size
             fx = _axis(c, c.forecast.ns.size, x)[past]
+            ends.append(fx)
             ax.plot(fx, c.forecast.mean[past], color=color, ls=":", lw=1.6)
             ax.fill_between(fx, c.forecast.low[past], c.forecast.high[past], color=color, alpha=0.08, lw=0)
             edges = np.concatenate([c.forecast.mean[past], c.forecast.low[past], c.forecast.high[past]])
@@ -96,25 +98,24 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
                 cost = f" ({human_duration(at)})" if x == "time" else ""
                 extra.append(Line2D([], [], color=styles[c.name][0], ls=":",
                                     label=f"{shown[c.name]} reaches {target:g} at n = {n}{cost}"))
-        lows.append(target)
-        highs.append(target)
     if sd:
         quantile = any(c.quantile is not None for c in curves)
-        extra.append(Patch(color="0.6", alpha=0.4, lw=0, label=QUARTILES_LABEL if quantile else SD_LABEL))
+        extra.append(Swatch([styles[c.name][0] for c in curves], QUARTILES_LABEL if quantile else SD_LABEL))
     if any(c.selected is not None for c in curves):
         extra.append(Line2D([], [], color="0.3", ls="-.", lw=1.2, label=SELECTED_LABEL))
     if band_label:
         extra.append(Line2D([], [], color="0.3", ls=(0, (4, 2)), lw=0.8, label=band_label))
     if forecast_label:
         extra.append(Line2D([], [], color="0.3", ls=":", lw=1.6, label=forecast_label))
-    low, high = min(lows), max(highs)
-    pad = 0.05 * (high - low or 1.0)
-    ax.set_ylim(low - pad, high + pad)
+    fit_y(ax, min(lows), max(highs), [(target, "0.35") for target, _ in targets])
+    end_at_trials(ax, ends)
     if log_x:
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         if x == "trials":
             ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    elif x == "trials":
+        integer_ticks(ax)
     if x == "time":
         time_ticks(ax)
     ax.set_xlabel("Training time (n trials × the group's mean duration)" if x == "time" else "Hyperparameter assignments (n)")
@@ -166,11 +167,12 @@ def draw_cost(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str, s
     styles = colours([c.name for c in drawn])
     with plt.rc_context({"font.family": families}):
         fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
-        lows, highs, extra = [], [], []
+        lows, highs, extra, ends = [], [], [], []
         for c in drawn:
             color = styles[c.name][0]
             keep = drawn_from(c.cost) & np.isfinite(c.cost.mean)
             xs, ys, spread = c.cost.seconds[keep], c.cost.mean[keep], c.cost.sd[keep]
+            ends.append(xs)
             ax.plot(xs, ys, color=color, lw=1.8, label=f"{shown[c.name]} (N = {c.scores.size})")
             if sd:
                 shade_sd(ax, xs, ys, spread, c.scores, color)
@@ -185,14 +187,11 @@ def draw_cost(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str, s
         for target, note in targets:
             ax.axhline(target, color="0.35", ls=":", lw=1)
             extra.insert(0, Line2D([], [], color="0.35", ls=":", label=f"target {target:g}" + (f": {note}" if note else "")))
-            lows.append(target)
-            highs.append(target)
         if sd:
-            extra.append(Patch(color="0.6", alpha=0.4, lw=0, label="shading: ±1 SD of the best finished by then, "
-                                                                  "clipped to the observed scores"))
-        low, high = min(lows), max(highs)
-        pad = 0.05 * (high - low or 1.0)
-        ax.set_ylim(low - pad, high + pad)
+            extra.append(Swatch([styles[c.name][0] for c in drawn], "shading: ±1 SD of the best finished by then, "
+                                "clipped to the observed scores"))
+        fit_y(ax, min(lows), max(highs), [(target, "0.35") for target, _ in targets])
+        end_at_trials(ax, ends)
         ax.set_xscale("log")
         time_ticks(ax)
         workers = drawn[0].cost.workers if drawn else 1

@@ -18,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ft2font import FT2Font  # noqa: E402
+from matplotlib.legend_handler import HandlerTuple  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from analysis import budget_to_reach, time_axis  # noqa: E402
@@ -147,6 +148,40 @@ def time_ticks(ax) -> None:
         ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: duration_label(value)))
 
 
+class Swatch:
+    """A legend entry drawn as patches side by side: the shading's key, one patch per curve's colour."""
+
+    def __init__(self, colours: list[str], label: str, alpha: float = 0.18):
+        self.handles = tuple(Patch(color=c, alpha=alpha, lw=0) for c in colours)
+        self.label = label
+
+    def get_label(self) -> str:
+        return self.label
+
+
+def fit_y(ax, low: float, high: float, targets: list[tuple[float, str]]) -> None:
+    """y limits spanning the curves' [``low``, ``high``] and each target (value, colour) within half that
+    span of it; a target further off would squeeze the curves into a corner, so it is named instead by an
+    arrow in its colour at the axes' top (or bottom) edge."""
+    span = (high - low) or abs(high) or 1.0
+    near = [v for v, _ in targets if low - 0.5 * span <= v <= high + 0.5 * span]
+    bottom, top = min([low] + near), max([high] + near)
+    pad = 0.05 * ((top - bottom) or 1.0)
+    ax.set_ylim(bottom - pad, top + pad)
+    far = [(v, c) for v, c in targets if v not in near]
+    for k, (value, colour) in enumerate(far):
+        above = value > top
+        ax.annotate(f"{'↑' if above else '↓'} {value:g}, off the axes", xy=(0.99, (0.98 - 0.06 * k) if above else
+                    (0.02 + 0.06 * k)), xycoords="axes fraction", ha="right", va="top" if above else "bottom",
+                    fontsize=7, color=colour)
+
+
+def end_at_trials(ax, xs: list[np.ndarray], left: float | None = None) -> None:
+    """An x axis from ``left`` (default: the first point) to the last trial of the longest curve."""
+    low, high = left if left is not None else min(x[0] for x in xs), max(x[-1] for x in xs)
+    ax.set_xlim(*((low, high) if high > low else (low * 0.8, high * 1.25)))  # one trial: a little room about it
+
+
 def integer_ticks(ax) -> None:
     """Whole numbers only on a trial axis (linear or log): n = 1.5 trials means nothing."""
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, min_n_ticks=1))
@@ -157,14 +192,15 @@ def finish(fig, ax, out_stem: Path, extra: list | None = None) -> list[Path]:
     """Legend below the axes (curves, then ``extra`` handles such as the shading's meaning); write
     ``<out_stem>.pdf`` and ``.png``; return the paths."""
     handles, labels = ax.get_legend_handles_labels()
-    handles += extra or []
+    handles += [h.handles if isinstance(h, Swatch) else h for h in extra or []]
     labels += [h.get_label() for h in extra or []]
     ncol = 2 if len(handles) > 3 and max(map(len, labels)) <= 42 else 1  # two columns only when they fit
     rows = -(-len(handles) // ncol)
     if rows > 4:  # a taller figure rather than a squashed plot
         width, height = fig.get_size_inches()
         fig.set_size_inches(width, height + 0.14 * (rows - 4))
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=7, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=7, frameon=False,
+               handler_map={tuple: HandlerTuple(ndivide=None, pad=0.0)})
     out_stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [out_stem.with_suffix(".pdf"), out_stem.with_suffix(".png")]
     fig.savefig(paths[0], metadata={"CreationDate": None})  # byte-identical when redrawn
@@ -206,15 +242,15 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
         ax.set_xscale("log")
         if spec.x == "trials":  # 1, 10, 100 as the paper prints them, not 10^0, 10^1, 10^2
             ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
-    if spec.xlim:
-        ax.set_xlim(*spec.xlim)
+    end_at_trials(ax, [xs for xs, _ in curves.values()], spec.xlim[0] if spec.xlim else None)
     if spec.ylim:
         ax.set_ylim(*spec.ylim)
     else:
         lows = [np.clip(g.curve()[1] - (g.curve()[2] if spec.shade else 0), g.scores.min(), None).min() for g in groups]
         top = max(g.scores.max() for g in groups)
-        refs = list(spec.references.values())
-        ax.set_ylim(min(lows + refs) - 0.01, max([top] + refs) + 0.01)
+        fit_y(ax, min(lows), top, [(v, style(f)[0]) for f, v in spec.references.items() if f in curves])
+    if spec.x == "trials" and not spec.log_x:
+        integer_ticks(ax)
     if spec.time_ticks:
         ax.set_xticks(list(spec.time_ticks.values()), list(spec.time_ticks.keys()))
         ax.minorticks_off()
@@ -226,7 +262,33 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
         budget_guide(ax, *curves[family], target, label, spec.guide_source, x_text=spec.x)
     ax.set_xlabel("Training duration" if spec.x == "time" else "Hyperparameter assignments")
     ax.set_ylabel(spec.ylabel)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(short_title(title, out_stem), fontsize=9)
     ax.grid(alpha=0.3, lw=0.5)
-    extra = [Patch(color="0.6", alpha=0.4, lw=0, label=SD_LABEL)] if spec.shade else []
-    return finish(fig, ax, out_stem, extra)
+    extra = [Swatch([style(g.family)[0] for g in groups], SD_LABEL)] if spec.shade else []
+    paths = finish(fig, ax, out_stem, extra)
+    return paths + [write_caption(spec, groups, title, out_stem)]
+
+
+def short_title(title: str, out_stem: Path) -> str:
+    """At most two lines over the plot: the first line of ``title``, and where the rest is when there is more."""
+    lines = title.splitlines()
+    return title if len(lines) <= 2 else f"{lines[0]}\nmore in {out_stem.name}_caption.md"
+
+
+def write_caption(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path) -> Path:
+    """``<out_stem>_caption.md``: the whole title and what the figure draws, in words."""
+    first, *rest = title.splitlines()
+    lines = [f"# {out_stem.name}", "", first, *(["", " ".join(line.strip() for line in rest)] if rest else []), "",
+             "- Curves: the expected best validation score of n trials (Eq. 8) of "
+             + ", ".join(f"{g.label} (N = {g.scores.size})" for g in groups)
+             + (", at n trials times the family's mean training duration" if spec.x == "time" else "") + ", up to N."]
+    if spec.shade:
+        lines.append(f"- Shading, in each curve's colour: {SD_LABEL.removeprefix('shading: ')}.")
+    for family, value in spec.references.items():
+        lines.append(f"- Dashed line: {value:g}, the number first published for {family} (an arrow names it when "
+                     "it lies far off the curves).")
+    if spec.guide:
+        lines.append(f"- Dotted: where {spec.guide[0]} first reaches {spec.guide[1]:g} ({spec.guide_source}).")
+    path = out_stem.parent / f"{out_stem.name}_caption.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path

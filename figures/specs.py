@@ -25,7 +25,7 @@ class FigureSpec:
     x: str  # "trials" or "time"
     log_x: bool
     ylabel: str
-    shade: bool  # +-1 SD, clipped to each family's observed range (section 3.3)
+    shade: bool  # +-1 SD, clipped to each family's observed range (section 3.3): every figure, the same rule
     xlim: tuple[float, float] | None = None
     ylim: tuple[float, float] | None = None
     time_ticks: dict[str, float] = field(default_factory=dict)  # label -> seconds
@@ -57,7 +57,7 @@ FIGURES: dict[int, FigureSpec] = {
         guide=("cnn", 0.395), guide_source="the paper's example target, Fig. 1 caption",
     ),
     2: FigureSpec(
-        number=2, dataset="SST-2", study="sst2_bcn", reduced="sst2_bcn_reduced_7_epochs", x="time", log_x=True, ylabel="Expected validation accuracy", shade=False,
+        number=2, dataset="SST-2", study="sst2_bcn", reduced="sst2_bcn_reduced_7_epochs", x="time", log_x=True, ylabel="Expected validation accuracy", shade=True,
         paper=PaperFile("sst2_biattentive_classifier_search.tsv", "8140813ee6c36d383e325327ec759a876189f643265f0e051396a0d483feddfd",
                         "embedding", {"glove": "glove", "elmo frozen": "elmo_frozen", "elmo fine-tuned": "elmo_finetuned"},
                         "best_validation_accuracy"),
@@ -65,7 +65,7 @@ FIGURES: dict[int, FigureSpec] = {
         labels={"glove": "GloVe", "elmo_frozen": "GloVe + ELMo (FR)", "elmo_finetuned": "GloVe + ELMo (FT)"},
     ),
     3: FigureSpec(
-        number=3, dataset="SciTail", study="scitail", reduced="scitail_reduced", x="trials", log_x=True, ylabel="Expected validation accuracy", shade=False,
+        number=3, dataset="SciTail", study="scitail", reduced="scitail_reduced", x="trials", log_x=True, ylabel="Expected validation accuracy", shade=True,
         xlim=(1, 100),
         paper=PaperFile("scitail_search.tsv", "77910330af590e4da89730a6bb92c7fa10e0b87e9c10ce0a0435a234798f8640",
                         "model.encoder.architecture.type",

@@ -41,7 +41,7 @@ def test_fig3_reference_lines_say_whose_number_and_when_it_is_reached(tmp_path, 
     # DAM: Eq. 8 at n = 2 is 0.70/9 + 0.76 * 3/9 + 0.80 * 5/9 = 0.7756 >= 0.754; at n = 1 it is 0.7533
     assert "DAM: 0.754 as first published, reached at n = 2" in texts
     assert "n-gram baseline: 0.65 as first published, not reached in 3 trials" in texts
-    assert plot.SD_LABEL not in texts  # Figure 3 has no shading, so the legend does not explain one
+    assert plot.SD_LABEL in texts  # every figure shades ±1 SD the same way, and its legend says so
 
 
 def test_colours_of_anyones_groups_follow_the_family_names():

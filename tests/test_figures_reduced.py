@@ -16,7 +16,8 @@ def test_fig3_falls_back_to_the_reduced_study_and_names_the_reduction(tmp_path, 
     monkeypatch.setattr(plt.Axes, "set_title", lambda self, text, **kw: titles.append(text))
     assert cli.main(["fig3", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "fig3.png").is_file()
-    assert titles and "(scitail_reduced)" in titles[0] and "REDUCED: trained on 2,126 SciTail test pairs" in titles[0]
+    assert titles and "(scitail_reduced)" in titles[0] and len(titles[0].splitlines()) <= 2
+    assert "REDUCED: trained on 2,126 SciTail test pairs" in (tmp_path / "out" / "fig3_caption.md").read_text()
     write_study(results, "scitail", SCITAIL, n=5)  # once the full study has records, it is the one drawn
     assert cli.study_of(FIGURES[3], None, results) == "scitail"
     assert cli.study_of(FIGURES[3], "as_run", results) == "scitail_as_run"
@@ -51,7 +52,7 @@ def test_a_reduced_time_figure_is_drawn_on_its_own_axes(tmp_path, monkeypatch):
     assert cli.main(["fig4", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
     assert ticks and "40d" not in ticks[-1] and set(ticks[-1]) <= {"10min", "20min", "1h", "2h", "4h"}
     low, high = ylims[-1]
-    assert low < 0.05 and 0.677 < high < 0.7  # the curve and the reported 67.7 both in view
+    assert low < 0.05 and high < 0.677  # the curve fills the axes; an arrow names the reported 67.7 above them
     assert FIGURES[4].xlim == (8 * 3600, 40 * 86400)  # the paper's figure keeps its axes
 
 
