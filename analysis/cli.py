@@ -143,6 +143,9 @@ def curve(args: argparse.Namespace) -> int:
     prepared = prepare(args.trials, studies=args.study, metric=args.metric, group=args.group, duration=args.duration,
                        given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test)
     check_targets(args.target, prepared)
+    if args.x == "cost" and args.statistic is not None:
+        raise ValueError(f"{prepared.source}: --x cost draws the mean best within a time; leave out --statistic "
+                         f"{statistic_name(args.statistic)} or --x cost")
     if args.forecast and args.statistic is not None:
         raise ValueError(f"{prepared.source}: --forecast forecasts the mean (Eq. 8); leave out --statistic "
                          f"{statistic_name(args.statistic)} or --forecast")

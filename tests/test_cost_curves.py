@@ -87,3 +87,5 @@ def test_syw_curve_x_cost_writes_the_curve_the_figure_and_the_report(tmp_path, c
     (tmp_path / "n.csv").write_text("model,val_acc\na,0.5\n")
     assert main(["curve", str(tmp_path / "n.csv"), "--x", "cost", "--out", str(tmp_path / "p")]) == 2
     assert "--x cost needs a training-time column" in capsys.readouterr().err
+    assert main(["curve", str(tmp_path / "r.csv"), "--x", "cost", "--statistic", "median", "--out", str(tmp_path / "q")]) == 2
+    assert "--x cost draws the mean best within a time" in capsys.readouterr().err
