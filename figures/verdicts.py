@@ -30,7 +30,7 @@ HOUR, DAY = 3600.0, 86400.0
 ABOUT = 1.5  # "about n": within a factor 1.5 of n
 OUT = REPO / "docs" / "verdicts.md"
 OUR_STUDIES = {1: ("sst5", "sst5_as_run"), 2: ("sst2_bcn", "sst2_bcn_reduced_7_epochs"),
-               3: ("scitail", "scitail_reduced"), 4: ("squad", "squad_reduced")}
+               3: ("scitail", "scitail_cpu", "scitail_reduced"), 4: ("squad", "squad_reduced")}
 FIFTH = ("ptb_melis", "ptb_melis_reduced")  # section 5's case study, when it has records
 RULES = (
     f"A budget (\"needs about n trials\") is the first n whose Eq. 8 value reaches the target, exact or with both "
