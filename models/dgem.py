@@ -15,6 +15,18 @@ wide and every hidden one ``hidden_dims`` wide, with the activation and dropout 
 being the phrase feedforward's (Table 10 has none of its own). Graphs come from ``dgem_format``
 structures (``structures: dgem_format``) or are approximated by rule (``structures: approximate``;
 see :mod:`data.dgem_structure`). ``ignore_edges`` keeps only the phrase term (the ablation).
+
+Initialisation as the authors' configs (allenai/scitail's ``training_config/dgem.json``, as
+allenai/show-your-work's ``dgem.jsonnet``): every feedforward weight xavier-normal (their initializer
+``.*linear_layers.*weight``), biases torch's default, the edge-label embedding xavier-uniform
+(AllenNLP's ``Embedding`` without a pretrained file; padded edges are left out of the mean).
+
+A dead state the model shares with the authors': both feedforwards end in their activation (their
+config: one 2-wide ReLU layer each). With ReLU, where every node's and edge's two pre-activations
+are ≤ 0, both logits are exactly 0, the loss is ln 2 and every gradient is exactly 0, so no step
+moves the model unless dropout on a hidden layer lifts a pre-activation above 0. A tanh end
+saturated to ±1 in float32 (pre-activations beyond about ±9) passes no gradient either, whatever
+it predicts. Adam's steps of about ``lr`` per weight can drive a model there within its first steps.
 """
 from __future__ import annotations
 
@@ -29,7 +41,7 @@ from data.dgem_structure import EDGE_LABELS, approximate_structures, parse_struc
 from data.download import DataError
 from experiments.context import TrialContext, TrialOutcome
 from experiments.settings import resolve
-from models.modules import FeedForward, LstmEncoder, masked_mean, masked_softmax
+from models.modules import FeedForward, LstmEncoder, init_linear_, masked_mean, masked_softmax
 from models.tasks import pair as TASK
 from models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
 from models.trainer import TRAINING_SETTINGS, classification_output
@@ -113,8 +125,11 @@ class Dgem(nn.Module):
         self.phrase = _two_wide(params, "phrase_probability", 4 * dim, hidden)
         self.encoder = LstmEncoder(dim, int(params["premise_encoder_hidden_size"]), int(params["premise_encoder_layers"]),
                                    bidirectional=bool(params["premise_encoder_bidirectional"]))
-        self.edge_embedding = nn.Embedding(len(EDGE_IDS) + 2, int(params["edge_embedding_size"]), padding_idx=0)
+        self.edge_embedding = nn.Embedding(len(EDGE_IDS) + 2, int(params["edge_embedding_size"]))
         self.edge = _two_wide(params, "edge_probability", 2 * self.encoder.output_dim + self.edge_embedding.embedding_dim, hidden)
+        init_linear_(self.phrase, "xavier_normal")
+        init_linear_(self.edge, "xavier_normal")
+        nn.init.xavier_uniform_(self.edge_embedding.weight)
         self.ignore_edges = bool(params["ignore_edges"])
 
     def forward(self, premise: torch.Tensor, nodes: torch.Tensor, edges: torch.Tensor,

@@ -37,6 +37,12 @@ def texts(split, vocab):
 
 
 SYNTHETIC = {"models.toy"}  # objectives without a model (the toy study)
+# The seed of torch's generator when a family's model is built (0 unless named here). DGEM's
+# feedforwards end in ReLU, as the authors' do, so a model can reach a state where they add nothing
+# and get no gradient (models/dgem.py); under seed 0 these two lose their ReLU terms within ten
+# steps (test_under_seed_0_the_dgem_cases_of_init_seeds_lose_their_relu_terms), which says nothing
+# of the contract.
+INIT_SEEDS = {"scitail_dgem": 1, "scitail_dgem_reduced": 1}
 
 
 @pytest.mark.parametrize("stem", FAMILY_FILES)
@@ -54,6 +60,7 @@ def test_family_contract(stem):
     data = module.TASK.synthetic()
     if hasattr(module, "prepare"):  # inputs a model derives from the data once (the n-gram's overlaps)
         data = module.prepare(data)
+    torch.manual_seed(INIT_SEEDS.get(stem, 0))  # unseeded, what earlier tests drew would decide the initialisation
     model = module.build(params, data)
     if isinstance(model, nn.Module):
         before, after = torch_losses(model, data, module.TASK, params)
@@ -82,6 +89,26 @@ def torch_losses(model, data, task, params, steps=60):
         if step % 10 == 9 and (after := loss()) < 0.95 * before:  # learned: the large models need not go on
             return before, after
     return before, loss()
+
+
+@pytest.mark.parametrize("stem, silent", [("scitail_dgem", {"phrase", "edge"}), ("scitail_dgem_reduced", {"phrase"})])
+def test_under_seed_0_the_dgem_cases_of_init_seeds_lose_their_relu_terms(stem, silent):
+    """Why INIT_SEEDS builds these under seed 1: under seed 0, ten Adam steps leave the ``silent``
+    feedforwards' class scores ≤ 0 on every generated pair, so they add 0 to the logits and get no
+    gradient (models/dgem.py's dead state); scitail_dgem loses both, its loss stuck at ln 2."""
+    module = importlib.import_module("models.dgem")
+    params = resolve(sampled(load_family(stem)), module.SETTINGS)
+    assert params["phrase_probability_activation"] == params["edge_probability_activation"] == "relu"
+    data = module.prepare(module.TASK.synthetic())
+    torch.manual_seed(0)
+    model = module.build(params, data)
+    before, after = torch_losses(model, data, module.TASK, params, steps=10)
+    model.eval()
+    for batch in module.TASK.training_batches(data.train, params, torch.Generator().manual_seed(0)):
+        model(**batch)["loss"].backward()
+    for name in ("phrase", "edge"):
+        assert all(p.grad.eq(0).all() for p in getattr(model, name).parameters()) == (name in silent), name
+    assert after == pytest.approx(math.log(2), rel=1e-6) if len(silent) == 2 else after > 0.95 * before
 
 
 def sklearn_loss(module, params, data):

@@ -1,5 +1,6 @@
 """The SciTail models (Tables 7-9) on hand-made and generated pairs."""
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -173,3 +174,60 @@ def test_dgem_logits_are_the_phrase_term_plus_the_mean_edge_term_which_ignore_ed
     assert full["logits"].shape == (8, 2) and full["loss"].ndim == 0
     torch.testing.assert_close(full["logits"] - phrase_only, has_edges[:, None] * edge_term)
     torch.testing.assert_close(no_edges, phrase_only)  # the ablation does not read the edges
+
+
+def test_dgem_initialises_as_the_authors_config():
+    """allenai/scitail's training_config/dgem.json: every feedforward weight xavier-normal
+    (".*linear_layers.*weight"), biases torch's U(±1/√fan_in); the edge-label embedding is
+    AllenNLP's Embedding, xavier-uniform. (torch's default linear weight has a std of 1/√(3·fan_in),
+    under half the xavier-normal one here; its default embedding is N(0, 1).)"""
+    params = resolve({**PARAMS["dgem"], "embedding_projection_dim": 128, "phrase_probability_hidden_dims": 256,
+                      "edge_probability_layers": 2, "edge_embedding_size": 256}, dgem.SETTINGS)
+    torch.manual_seed(0)
+    model = dgem.build(params, pair.synthetic())
+    linears = [*model.phrase.linears, *model.edge.linears]
+    assert [(lin.in_features, lin.out_features) for lin in linears] == [(512, 256), (256, 2), (320, 256), (256, 2)]
+    for lin in linears:
+        xavier_std = (2 / (lin.in_features + lin.out_features)) ** 0.5
+        assert float(lin.weight.detach().std()) == pytest.approx(xavier_std, rel=0.1)
+        assert float(lin.bias.detach().abs().max()) <= lin.in_features ** -0.5
+    labels = model.edge_embedding.weight.detach()
+    bound = (6 / sum(labels.shape)) ** 0.5
+    assert float(labels.abs().max()) <= bound
+    assert float(labels.std()) == pytest.approx(bound / 3 ** 0.5, rel=0.1)
+
+
+@pytest.mark.parametrize("activation, bias, dead", [
+    ("relu", -1.0, True),    # every class score ≤ 0: both logits 0, no gradient anywhere
+    ("tanh", -1.0, False),   # the same scores through tanh still pass gradients
+    ("tanh", -20.0, True),   # tanh saturated to -1 in float32: no gradient either
+])
+def test_dgem_has_an_absorbing_state_where_both_logits_are_equal_and_nothing_has_a_gradient(activation, bias, dead):
+    """Both feedforwards end in their activation, as in the authors' config (one 2-wide ReLU layer
+    each). With every node's and edge's last pre-activations at ``bias``, a ReLU end gives logits
+    exactly 0 for every pair, the loss ln 2, every gradient exactly 0, and an Adam step changes
+    nothing: without dropout, training never leaves that state (tests/test_contract.py's INIT_SEEDS
+    cases reach it by training)."""
+    data = dgem.prepare(pair.synthetic(n_train=16, n_dev=4))
+    params = resolve({**PARAMS["dgem"], "phrase_probability_activation": activation,
+                      "edge_probability_activation": activation}, dgem.SETTINGS)
+    torch.manual_seed(0)
+    model = dgem.build(params, data)
+    with torch.no_grad():
+        for ff in (model.phrase, model.edge):
+            ff.linears[-1].weight.zero_()
+            ff.linears[-1].bias.fill_(bias)
+    batch = next(pair.training_batches(data.train, params, torch.Generator().manual_seed(0)))
+    before = [p.detach().clone() for p in model.parameters()]
+    optimizer = build_optimizer(model, params)
+    out = model(**batch)
+    out["loss"].backward()
+    loss = float(out["loss"].detach())
+    grad = sum(float(p.grad.abs().sum()) for p in model.parameters() if p.grad is not None)
+    optimizer.step()
+    moved = sum(float((p.detach() - b).abs().sum()) for p, b in zip(model.parameters(), before))
+    assert (out["logits"][:, 0] == out["logits"][:, 1]).all()
+    assert loss == pytest.approx(math.log(2), rel=1e-6)  # ln 2 as float32 computes it: 0.6931473
+    assert (grad == 0 and moved == 0) if dead else (grad > 1e-3 and moved > 1e-3), (grad, moved)
+    if activation == "relu":
+        assert out["logits"].eq(0).all()
