@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml Makefile $(TORCH_FILE)
 	@echo "[env] installing into $(VENV) ($(TORCH_SPEC) + pyproject.toml dependencies)"
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install -q --disable-pip-version-check $(TORCH_SPEC)
-	$(PY) -m pip install -q --disable-pip-version-check -e ".[test]"
+	$(PY) -m pip install -q --disable-pip-version-check -e ".[suite,test]"
 	@touch $@
 
 test: env
@@ -46,29 +46,29 @@ test: env
 FIG_ARGS = --source $(SOURCE) $(if $(VARIANT),--variant $(VARIANT))
 
 fig1: env
-	$(PY) -m figures fig1 $(FIG_ARGS) --run-missing
+	$(PY) -m syw fig 1 $(FIG_ARGS) --run-missing
 
 fig2 fig3 fig4: env
-	$(PY) -m figures $@ $(FIG_ARGS)
+	$(PY) -m syw fig $(subst fig,,$@) $(FIG_ARGS)
 
 budgets: env
-	$(PY) -m figures budgets $(FIG_ARGS)
+	$(PY) -m syw budgets $(FIG_ARGS)
 
 # The reporting checklist of a study: STUDY=sst5 (default), SOURCE=ours|paper.
 STUDY ?= sst5
 report: env
-	$(PY) -m figures report --study $(STUDY) --source $(SOURCE)
+	$(PY) -m syw report --study $(STUDY) --source $(SOURCE)
 
 # docs/verdicts.md: what the records (ours and the authors' trials) say about each claim of sections 4.1-4.4
 .PHONY: verdicts
 verdicts: env
-	$(PY) -m figures.verdicts
+	$(PY) -m syw verdicts
 
 # The numbers and tables of README.md and every results/<study>/README.md, rewritten from the records
-# where markers stand (figures/study_readme.py); `python -m figures readme --check` compares only.
+# where markers stand (figures/study_readme.py); `syw readme --check` compares only.
 .PHONY: readmes
 readmes: env
-	$(PY) -m figures readme
+	$(PY) -m syw readme
 
 clean-env:
 	rm -rf $(VENV)

@@ -8,8 +8,8 @@ The estimators of Dodge et al. (2019), section 3, and the ones built around them
 - :func:`confidence_bands`: simultaneous bands for the tuning curve (via ``opda``).
 - :mod:`analysis.budget`: budget inference (section 4.4) and comparisons between families.
 """
-from analysis.bands import confidence_bands
-from analysis.budget import (
+from syw.analysis.bands import confidence_bands
+from syw.analysis.budget import (
     Crossover,
     Lead,
     bootstrap_overtake,
@@ -21,7 +21,7 @@ from analysis.budget import (
     time_crossovers,
     time_leaders,
 )
-from analysis.expected_max import (
+from syw.analysis.expected_max import (
     bootstrap_expected_max,
     expected_max,
     expected_max_std,

@@ -1,6 +1,6 @@
-"""``python -m analysis RECORDS --group COL --metric COL [--duration COL]``: print and write the curve table.
+"""``syw table RECORDS --group COL --metric COL [--duration COL]``: print and write the curve table.
 
-``python -m analysis curve TRIALS ...`` is ``syw curve`` (analysis.cli): figure, report, any input.
+For a figure, a report and any input (Ray Tune folders, Optuna studies): ``syw curve``.
 
 Bad input (a missing or malformed records file, an unknown column, a metric that is not a
 number, an output folder that does not exist) is one ``error: <file>: ...`` line on stderr
@@ -12,33 +12,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.table import curve_table, read_records
-from experiments.cli import write_output
-
-SUBCOMMANDS = ("curve",)  # syw's (analysis.cli); anything else is a records file
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a budget: it must be at least 1")
-    return value
-
+from syw.analysis.table import curve_table, read_records
+from syw.entry import positive_int, write_output
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args and args[0] in SUBCOMMANDS:  # python -m analysis curve ...: the syw command
-        from analysis.cli import main as syw
-
-        return syw(list(args))
     parser = argparse.ArgumentParser(
-        prog="python -m analysis",
+        prog="syw table",
         description="Expected maximum validation performance (Dodge et al. 2019, Eq. 8) per group of trial records. "
-                    "For a figure, a report, Ray Tune folders and Optuna studies: python -m analysis curve --help (syw curve).",
+                    "For a figure, a report, Ray Tune folders and Optuna studies: syw curve --help.",
     )
     parser.add_argument("records", type=Path, help="a .csv, .tsv or .jsonl file of trial records")
     parser.add_argument("--group", default="family", help="column naming the model family (default: family)")

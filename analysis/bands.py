@@ -17,7 +17,7 @@ import re
 import numpy as np
 from opda.nonparametric import EmpiricalDistribution
 
-from analysis.expected_max import Budgets, check_budgets, check_scores
+from syw.analysis.expected_max import Budgets, check_budgets, check_scores
 
 Statistic = float | None  # None: the mean (Eq. 8); q in (0, 1): that quantile of the best of n
 

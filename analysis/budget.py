@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-from analysis.expected_max import expected_max, max_distribution
+from syw.analysis.expected_max import expected_max, max_distribution
 
 RULE = (
     "The budget to reach a target is the smallest n whose expected best value (Eq. 8) is at least the "

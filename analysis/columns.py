@@ -21,7 +21,7 @@ import re
 
 import pandas as pd
 
-from data.download import DataError
+from syw.errors import DataError
 
 SCORE_WORDS = {"acc", "accuracy", "f1", "em", "score", "auc", "auroc", "bleu", "rouge", "map", "mrr", "ndcg",
                "precision", "recall", "mcc", "r2", "spearman", "pearson", "correlation", "reward", "objective"}

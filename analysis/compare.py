@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.bands import Statistic, confidence_bands, statistic_name
-from analysis.expected_max import check_scores
+from syw.analysis.bands import Statistic, confidence_bands, statistic_name
+from syw.analysis.expected_max import check_scores
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.budget import Crossover, changes_on
-from analysis.expected_max import check_scores
+from syw.analysis.budget import Crossover, changes_on
+from syw.analysis.expected_max import check_scores
 
 # round durations for time ticks and tables; neighbours at least 2x apart (20min/30min or 16h/1d
 # labels overlap on a log axis)

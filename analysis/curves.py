@@ -10,16 +10,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.adaptive import progress
-from analysis.bands import Statistic, confidence_bands, tuning_curve
-from analysis.budget import budget_to_reach, crossovers, time_crossovers
-from analysis.compare import Difference, difference
-from analysis.cost import CostCurve, cost_crossings, drawn_from, for_groups
-from analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
-from analysis.forecast import Forecast, forecast
-from analysis.prepare import Group
-from analysis.selected import selected_test
-from experiments.units import human_duration
+from syw.analysis.adaptive import progress
+from syw.analysis.bands import Statistic, confidence_bands, tuning_curve
+from syw.analysis.budget import budget_to_reach, crossovers, time_crossovers
+from syw.analysis.compare import Difference, difference
+from syw.analysis.cost import CostCurve, cost_crossings, drawn_from, for_groups
+from syw.analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
+from syw.analysis.forecast import Forecast, forecast
+from syw.analysis.prepare import Group
+from syw.analysis.selected import selected_test
+from syw.units import human_duration
 
 
 @dataclass(frozen=True)

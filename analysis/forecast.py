@@ -23,7 +23,7 @@ import numpy as np
 from opda.parametric import NoisyQuadraticDistribution, QuadraticDistribution
 from scipy import stats
 
-from analysis.expected_max import Budgets, check_budgets, check_scores, expected_max
+from syw.analysis.expected_max import Budgets, check_budgets, check_scores, expected_max
 
 MODELS = ("quadratic", "noisy_quadratic", "normal", "empirical")
 MIN_TRIALS = 5

@@ -2,7 +2,7 @@
 authors' camera-ready TSVs too), a Ray Tune experiment folder, or an Optuna study in its storage.
 
 Every malformed input raises one error naming the file (and line, key or trial): ``FileNotFoundError``
-for what is not there, :class:`data.download.DataError` (a ``ValueError``) for what is wrong.
+for what is not there, :class:`syw.errors.DataError` (a ``ValueError``) for what is wrong.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.adaptive import optuna_strategy, ray_strategy
-from analysis.rows import finished
-from analysis.table import read_table
-from data.download import DataError
-from experiments.records import iter_records
+from syw.analysis.adaptive import optuna_strategy, ray_strategy
+from syw.analysis.rows import finished
+from syw.analysis.table import read_table
+from syw.errors import DataError
+from syw.records import iter_records
 
 RAY_KEYS = {"timestamp", "checkpoint_dir_name", "done", "training_iteration", "trial_id", "date", "time_this_iter_s",
             "time_total_s", "pid", "hostname", "node_ip", "time_since_restore", "iterations_since_restore",

@@ -6,7 +6,7 @@ Groups: the group column's values (the same column in every source), else one gr
 ``--group strategy`` groups by search strategy. A group's runs (of an adaptive search) are its ``run``
 (or ``tuner_seed``) values, else its sources. Each choice is written down for the report
 (:attr:`Prepared.columns`, :attr:`Prepared.notes`); anything ambiguous or wrong is a
-:class:`data.download.DataError` naming the source.
+:class:`syw.errors.DataError` naming the source.
 """
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.adaptive import is_random, strategy_column
-from analysis.columns import looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
-from analysis.inputs import DATABASE_SUFFIXES, Trials, load_trials, per_trial
-from analysis.rows import settle
-from analysis.table import finite_column
-from data.download import DataError
+from syw.analysis.adaptive import is_random, strategy_column
+from syw.analysis.columns import looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
+from syw.analysis.inputs import DATABASE_SUFFIXES, Trials, load_trials, per_trial
+from syw.analysis.rows import settle
+from syw.analysis.table import finite_column
+from syw.errors import DataError
 
 ORDER_COLUMNS = ("number", "trial_number", "trial", "trial_index", "iteration")  # trial order, when numeric
 RUN_COLUMNS = ("run", "run_id", "tuner_seed")

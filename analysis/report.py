@@ -4,16 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.adaptive import RULE as ADAPTIVE_RULE
-from analysis.bands import curve_name
-from analysis.budget import RULE
-from analysis.compare import Difference, sentence
-from analysis.cost import RULE as COST_RULE
-from analysis.cost import drawn_from, round_time_ticks
-from analysis.curves import Curve, Options
-from analysis.forecast import VERDICT
-from analysis.selected import RULE as SELECTED_RULE
-from experiments.units import human_duration
+from syw.analysis.adaptive import RULE as ADAPTIVE_RULE
+from syw.analysis.bands import curve_name
+from syw.analysis.budget import RULE
+from syw.analysis.compare import Difference, sentence
+from syw.analysis.cost import RULE as COST_RULE
+from syw.analysis.cost import drawn_from, round_time_ticks
+from syw.analysis.curves import Curve, Options
+from syw.analysis.forecast import VERDICT
+from syw.analysis.selected import RULE as SELECTED_RULE
+from syw.units import human_duration
 
 EQ8 = ("**Expected best of n** (Eq. 8 of Dodge et al. 2019): the mean of the best of n scores drawn with "
        "replacement from the N observed ones, sum over distinct scores v of v (P(V <= v)^n - P(V < v)^n) with the "

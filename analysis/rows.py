@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from data.download import DataError
+from syw.errors import DataError
 
 OK = frozenset({"ok", "complete", "completed", "success", "succeeded", "successful", "finished", "done",
                 "terminated"})

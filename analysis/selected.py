@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.expected_max import Budgets, check_budgets, check_scores
+from syw.analysis.expected_max import Budgets, check_budgets, check_scores
 
 
 def selected_test(validation, test, ns: Budgets, *, maximize: bool = True) -> tuple[np.ndarray, np.ndarray]:

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
-from analysis.rows import finished
-from data.download import DataError
-from experiments.records import iter_records
+from syw.analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
+from syw.analysis.rows import finished
+from syw.errors import DataError
+from syw.records import iter_records
 
 DELIMITERS = ",\t;|"
 
@@ -41,7 +41,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     ``frame.attrs["source"]`` is the path; the index says where each row is in the file:
     ``"line 3"`` (delimited text: one row a line) or ``"record 3"`` (the third complete JSON record).
     A file that cannot be parsed or holds no record raises :class:`DataError` naming it (a JSONL
-    line that is not a trial record: ``experiments.records.RecordError``, naming file and line).
+    line that is not a trial record: ``syw.records.RecordError``, naming file and line).
     """
     path = Path(path)
     if not path.is_file():

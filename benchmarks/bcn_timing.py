@@ -4,7 +4,7 @@ For each family of the study (default sst2_bcn_reduced; ``--family`` picks files
 ``--trials`` assignments of seed 0 train for one epoch (or the first ``--fraction`` of its batches,
 scaled up) on that study's data (the 6,920 SST-2 training sentences) and validate on the 872 dev
 sentences. ELMo families get a randomly initialised biLM of the size the
-family's folder holds, else of ``models.pretrain_bilm``'s default size (the time does not depend on
+family's folder holds, else of ``syw.models.elmo.pretrain``'s default size (the time does not depend on
 the weights). Prints wall seconds and this process's CPU seconds per epoch (on a busy machine the
 CPU seconds are what an idle core would take), and the CPU seconds of the biLM alone over the
 training batches (forward; and backward when fine-tuned).
@@ -25,15 +25,15 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
-from experiments.context import TrialContext  # noqa: E402
-from experiments.settings import resolve  # noqa: E402
-from experiments.space import load_family, study_config, trial_seed  # noqa: E402
-from models import bcn  # noqa: E402
-from models.bilm import BiLm  # noqa: E402
-from models.elmo_io import read_options  # noqa: E402
-from models.pretrain_bilm import bilm_options  # noqa: E402
-from models.tasks import sentence  # noqa: E402
-from models.trainer import build_optimizer, seed_everything  # noqa: E402
+from syw.context import TrialContext  # noqa: E402
+from syw.settings import resolve  # noqa: E402
+from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
+from syw.models import bcn  # noqa: E402
+from syw.models.elmo.bilm import BiLm  # noqa: E402
+from syw.models.elmo.io import read_options  # noqa: E402
+from syw.models.elmo.pretrain import bilm_options  # noqa: E402
+from syw.models.tasks import sentence  # noqa: E402
+from syw.models.trainer import build_optimizer, seed_everything  # noqa: E402
 
 SIZES = ("pre_encode_ff_hidden_dims", "pre_encode_ff_layers", "encoder_hidden_size", "encoder_layers",
          "integrator_hidden_size", "integrator_layers", "use_integrator_output_elmo")

@@ -1,4 +1,4 @@
-"""Pretraining speed of models/pretrain_bilm.py's biLM at a few sizes: tokens per second of whole
+"""Pretraining speed of models/elmo/pretrain.py's biLM at a few sizes: tokens per second of whole
 training steps (forward, backward, Adam) on 64 sentences of 25 words from a 20,000-word
 vocabulary with 1,024 sampled softmax candidates, by wall clock and per CPU second of this process
 (on a busy machine, one thread's CPU time is what an idle core would take; with 2 threads an idle
@@ -20,7 +20,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
-from models.pretrain_bilm import Encoded, LanguageModel, bilm_options  # noqa: E402
+from syw.models.elmo.pretrain import Encoded, LanguageModel, bilm_options  # noqa: E402
 
 SIZES = [(512, 128, 4), (256, 64, 8), (128, 32, 16)]  # cell, projection, filter divisor
 VOCAB, BATCH, LENGTH, SAMPLES = 20_000, 64, 25, 1024

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import torch
 
-import models.cnn as cnn
-import models.tasks.sentence as sentence
-from data.glove import load_embeddings
+import syw.models.cnn as cnn
+import syw.models.tasks.sentence as sentence
+from syw.data.glove import load_embeddings
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_FILTER_SIZE, FILTERS, PROJECTION = 4, 288, 256

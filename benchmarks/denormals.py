@@ -34,9 +34,9 @@ sys.path.insert(0, str(REPO))
 
 from hydra.utils import get_method  # noqa: E402
 
-from experiments.context import TrialContext  # noqa: E402
-from experiments.settings import resolve  # noqa: E402
-from experiments.space import load_family, study_config, trial_seed  # noqa: E402
+from syw.context import TrialContext  # noqa: E402
+from syw.settings import resolve  # noqa: E402
+from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 
 
 def default_trials(family, n: int) -> list[int]:
@@ -55,7 +55,7 @@ def step_seconds(study: str, name: str, index: int, steps: int, flush: bool) -> 
     """Seconds of each of the first ``steps`` training steps of one trial, subnormals kept or flushed."""
     import torch
 
-    from models.trainer import build_optimizer, seed_everything, update
+    from syw.models.trainer import build_optimizer, seed_everything, update
 
     torch.set_num_threads(1)
     torch.set_flush_denormal(flush)

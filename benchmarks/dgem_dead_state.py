@@ -30,11 +30,11 @@ from torch import nn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from experiments.context import TrialContext  # noqa: E402
-from experiments.settings import resolve  # noqa: E402
-from experiments.space import load_family, study_config, trial_seed  # noqa: E402
-from models.tasks import pair  # noqa: E402
-from models.trainer import build_optimizer, seed_everything, update  # noqa: E402
+from syw.context import TrialContext  # noqa: E402
+from syw.settings import resolve  # noqa: E402
+from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
+from syw.models.tasks import pair  # noqa: E402
+from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
 
 
 def torch_defaults_(model: nn.Module) -> None:
@@ -84,6 +84,7 @@ def main() -> None:
     parser.add_argument("--family", default="dgem")
     parser.add_argument("--trials", type=int, default=30)
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--near-chance", type=float, default=0.55, help="a recorded dev accuracy below this is near chance")
     args = parser.parse_args()
     torch.set_num_threads(1)
     data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
@@ -112,8 +113,20 @@ def main() -> None:
         ends = f"{params['phrase_probability_activation']}/{params['edge_probability_activation']}"
         recorded = f"{values[index]:.3f}" if index in values else "-"
         print(f"trial {index:2d} ({ends:9s} lr={params['lr']:.4f}): {' | '.join(cells)} | recorded {recorded}", flush=True)
-    print(f"dead after {args.steps} steps: authors' initialisation {dead[True]} of {args.trials}, "
-          f"torch's defaults {dead[False]} of {args.trials}")
+    if args.trials:
+        print(f"dead after {args.steps} steps: authors' initialisation {dead[True]} of {args.trials}, "
+              f"torch's defaults {dead[False]} of {args.trials}")
+    if values:
+        learning_rates(records, args.near_chance)
+
+
+def learning_rates(records: Path, near_chance: float) -> None:
+    """The learning rates of the recorded trials that stayed near chance and of those that learned."""
+    rows = [json.loads(line) for line in records.open()]
+    for label, keep in (("near chance", lambda v: v < near_chance), ("learned", lambda v: v >= near_chance)):
+        lrs = sorted(r["params"]["lr"] for r in rows if r["status"] == "ok" and keep(r["value"]))
+        print(f"{records.relative_to(REPO)}: {len(lrs)} trials {label} (dev accuracy {'<' if label == 'near chance' else '>='} "
+              f"{near_chance}); lr: {', '.join(f'{lr:.1e}' for lr in lrs)}")
 
 
 if __name__ == "__main__":

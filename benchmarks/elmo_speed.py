@@ -1,4 +1,4 @@
-"""Tokens per second of the ELMo biLM (models/bilm.py) on one CPU thread, forward and forward+backward.
+"""Tokens per second of the ELMo biLM (models/elmo/bilm.py) on one CPU thread, forward and forward+backward.
 
 A biLM of cell 512, projection 128 and 2 layers, with the official char CNN's widths at a
 quarter of its filters (512, as the LSTM is scaled down; the full 2048 filters and their
@@ -15,8 +15,8 @@ from collections.abc import Callable
 
 import torch
 
-from models.bilm import BiLm, BiLmOptions
-from models.elmo_chars import add_sentence_boundaries
+from syw.models.elmo.bilm import BiLm, BiLmOptions
+from syw.models.elmo.chars import add_sentence_boundaries
 
 OPTIONS = BiLmOptions(char_dim=16, filters=((1, 8), (2, 8), (3, 16), (4, 32), (5, 64), (6, 128), (7, 256)),
                       n_highway=2, n_characters=262, max_characters_per_token=50, cell_dim=512,

@@ -1,4 +1,4 @@
-"""Back-test of ``analysis.forecast`` on the authors' published trials (Dodge et al. 2019).
+"""Back-test of ``syw.analysis.forecast`` on the authors' published trials (Dodge et al. 2019).
 
 For every family of the four camera-ready files (results/paper/, checked by sha256), fit each
 forecast model on k of its N trials (k = 10, 20) and forecast the expected maximum at n = N.
@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from analysis import expected_max
-from analysis.forecast import forecast
-from figures.sources import PAPER_DIR, from_paper
-from figures.specs import FIGURES
+from syw.analysis import expected_max
+from syw.analysis.forecast import forecast
+from syw.figures.sources import PAPER_DIR, from_paper
+from syw.figures.specs import FIGURES
 
 KS = (10, 20)
 INTERVAL_MODELS = ("empirical", "quadratic", "normal")  # forecast with a bootstrap interval

@@ -42,10 +42,10 @@ from torch import nn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from experiments.context import TrialContext  # noqa: E402
-from experiments.settings import resolve  # noqa: E402
-from experiments.space import sample, trial_rng, trial_seed  # noqa: E402
-from models.trainer import build_optimizer, seed_everything, update  # noqa: E402
+from syw.context import TrialContext  # noqa: E402
+from syw.settings import resolve  # noqa: E402
+from syw.experiments.space import sample, trial_rng, trial_seed  # noqa: E402
+from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
 
 FAMILY_DIR = REPO / "conf" / "search_space"
 REPORTS = REPO / "benchmarks" / "gpu_reports"  # one report per device name: a CPU run never overwrites a GPU's
@@ -74,7 +74,7 @@ class FamilySpec:
 
 
 def read_family(stem: str, seen: tuple[str, ...] = ()) -> FamilySpec:
-    """``<stem>.yaml`` with its ``inherits`` chain merged as :func:`experiments.space.load_family`
+    """``<stem>.yaml`` with its ``inherits`` chain merged as :func:`syw.experiments.space.load_family`
     merges it (fixed settings per key, searches per key, a ``null`` search dropped)."""
     path = FAMILY_DIR / f"{stem}.yaml"
     raw = yaml.load(path.read_text(), Loader=_Loader) or {}

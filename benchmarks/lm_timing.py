@@ -27,12 +27,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
-from experiments.context import TrialContext  # noqa: E402
-from experiments.settings import resolve  # noqa: E402
-from experiments.space import load_family, study_config, trial_seed  # noqa: E402
-from models.lm_budget import parameter_count  # noqa: E402
-from models.tasks import lm as task  # noqa: E402
-from models.trainer import seed_everything, update  # noqa: E402
+from syw.context import TrialContext  # noqa: E402
+from syw.settings import resolve  # noqa: E402
+from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
+from syw.models.lm_budget import parameter_count  # noqa: E402
+from syw.models.tasks import lm as task  # noqa: E402
+from syw.models.trainer import seed_everything, update  # noqa: E402
 
 
 def time_assignment(module, params: dict, data: task.LmData, seed: int, batches: int) -> dict[str, float]:

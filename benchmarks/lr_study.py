@@ -5,7 +5,7 @@
 
 The loop reads SST once, then for every assignment does what the authors' scikit-learn
 script does: fit the vectorizer on train + dev text, transform train and dev, fit the
-classifier and score it, from scratch, one after another. The suite is `python -m experiments.run study=sst5 family=lr` with an empty
+classifier and score it, from scratch, one after another. The suite is `syw run study=sst5 family=lr` with an empty
 cache folder, which runs two trials at a time and tokenizes the texts twice (the n-gram
 counts with and without stop words, shared across trials and worker processes); each
 setting's features are a column subset and re-weighting of those, identical to a fresh
@@ -34,10 +34,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from data.sst import read_sst  # noqa: E402
-from experiments.space import load_family, trial_seed  # noqa: E402
-from models.logistic_regression import load_features, make_classifier, make_vectorizer  # noqa: E402
-from models.tasks.sentence import dataset_key, load_texts  # noqa: E402
+from syw.data.sst import read_sst  # noqa: E402
+from syw.experiments.space import load_family, trial_seed  # noqa: E402
+from syw.models.logistic_regression import load_features, make_classifier, make_vectorizer  # noqa: E402
+from syw.models.tasks.sentence import dataset_key, load_texts  # noqa: E402
 
 SST5 = dataset_key({"name": "sst", "granularity": "fine", "subtrees": False})
 
@@ -72,7 +72,7 @@ def suite(data_dir: Path, ray_address: str | None) -> tuple[float, float, float,
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "PYTHONPATH": str(REPO)}
     start = time.perf_counter()
     t0 = time.time()
-    subprocess.run([sys.executable, "-m", "experiments.run", "study=sst5", "family=lr", f"trials={TRIALS}",
+    subprocess.run([sys.executable, "-m", "syw", "run", "study=sst5", "family=lr", f"trials={TRIALS}",
                     f"paths.data_dir={data_dir}", f"paths.results_dir={out}", f"paths.cache_dir={out / 'cache'}",
                     f"ray.address={ray_address or 'local'}"],  # local: a new Ray even if one is running
                    cwd=REPO, env=env, check=True, stdout=subprocess.DEVNULL)

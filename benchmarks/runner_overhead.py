@@ -25,7 +25,7 @@ TRIALS, SECONDS, CONCURRENCY = 20, 2.0, 2
 def main() -> None:
     out = Path(tempfile.mkdtemp(prefix="syw-bench-"))
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "PYTHONPATH": str(REPO)}
-    cmd = [sys.executable, "-m", "experiments.run", "study=toy", "study.families={toy: toy_busy}",
+    cmd = [sys.executable, "-m", "syw", "run", "study=toy", "study.families={toy: toy_busy}",
            f"trials={TRIALS}", "resources.cpus_per_trial=1", f"paths.results_dir={out}", "ray.address=local"]
     t0 = time.time()
     done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)

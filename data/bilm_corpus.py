@@ -1,4 +1,4 @@
-"""Unlabelled text for pretraining a small biLM (models/pretrain_bilm.py): the Wikipedia paragraphs
+"""Unlabelled text for pretraining a small biLM (models/elmo/pretrain.py): the Wikipedia paragraphs
 of SQuAD v1.1 train plus the SST training sentences.
 
 SQuAD contexts (the official train file, else the rebuilt one: see :mod:`data.squad`) are split
@@ -16,9 +16,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from data.download import DataError, DataMissingError
-from data.squad import _get, _load_json, split_file
-from data.sst import read_sst
+from syw.errors import DataError, DataMissingError
+from syw.data.squad import _get, _load_json, split_file
+from syw.data.sst import read_sst
 
 PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-"}
 BOS, EOS, UNK = "<S>", "</S>", "<UNK>"  # bilm-tf's vocabulary starts with these three

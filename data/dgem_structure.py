@@ -24,7 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Sequence
 
-from data.inputs import note_input
+from syw.data.inputs import note_input
 
 PREPOSITIONS = ("with", "at", "from", "into", "during", "including", "until", "against", "among", "throughout",
                 "despite", "towards", "upon", "concerning", "of", "to", "in", "for", "on", "by", "about", "like",

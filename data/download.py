@@ -1,6 +1,6 @@
 """Download and verify the canonical data files (SST for Tables 2 and 3).
 
-Usage: ``python -m data.download sst --data-dir DIR`` fetches the official
+Usage: ``syw download sst --data-dir DIR`` fetches the official
 ``trainDevTestTrees_PTB.zip`` and extracts ``trees/{train,dev,test}.txt`` into
 ``DIR/sst/``. Readers call :func:`ensure_sst`, which downloads only when files
 are missing.
@@ -16,6 +16,8 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from syw.errors import DataError, DataMissingError
+
 SST_URL = "https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip"
 SST_SPLITS = ("train", "dev", "test")
 SST_MD5 = {
@@ -24,18 +26,6 @@ SST_MD5 = {
     "test": "97b75f6ca1ae58b4d52fbf9381dc6f8c",
 }
 _CHUNK = 1 << 20
-
-
-class DataMissingError(FileNotFoundError):
-    """A data file is absent and could not be downloaded."""
-
-
-class DataError(ValueError):
-    """A data file exists but is malformed, truncated, empty or has the wrong checksum.
-
-    The message names the file and, where there is one, the line (``<file>:<line>: ...``).
-    The runner stops a study on it, as on :class:`DataMissingError`: no trial is at fault.
-    """
 
 
 def file_digest(path: Path, algorithm: str) -> str:
@@ -84,7 +74,7 @@ def fetch(url: str, dest: Path, *, sha256: str | None = None, md5: str | None = 
         part.unlink(missing_ok=True)
         raise DataMissingError(
             f"could not download {url} ({err}). On a machine with internet, fetch that URL "
-            f"and place it at {dest} (or run `python -m data.download` there and copy the "
+            f"and place it at {dest} (or run `syw download` there and copy the "
             "result over).") from err
     _promote(part, dest, {"sha256": sha256, "md5": md5}, url)
     return dest
@@ -138,15 +128,15 @@ def ensure_sst(data_dir: Path) -> dict[str, Path]:
         raise DataMissingError(
             f"SST files missing: {', '.join(map(str, missing))}. Set SYW_DATA_DIR (or the Hydra "
             f"setting paths.data_dir) to a folder that contains sst/{{train,dev,test}}.txt; or run "
-            f"`python -m data.download sst --data-dir {data_dir}` on a machine with internet; or "
+            f"`syw download sst --data-dir {data_dir}` on a machine with internet; or "
             f"download {SST_URL} yourself and put it at {sst_dir / Path(SST_URL).name} (it is "
             f"extracted on the next run) or extract its trees/train.txt, dev.txt and test.txt into "
             f"{sst_dir}/. Download attempt: {err}") from err
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``python -m data.download sst --data-dir DIR``; 2 (one ``error:`` line) when it cannot."""
-    parser = argparse.ArgumentParser(prog="python -m data.download", description=__doc__.splitlines()[0])
+    """Command line: ``syw download sst --data-dir DIR``; 2 (one ``error:`` line) when it cannot."""
+    parser = argparse.ArgumentParser(prog="syw download", description=__doc__.splitlines()[0])
     parser.add_argument("dataset", choices=["sst"])
     parser.add_argument("--data-dir", type=Path, required=True)
     args = parser.parse_args(argv)

@@ -15,7 +15,7 @@ per dimension). Lookup is exact: lowercasing is the caller's choice.
 
 A malformed source (an empty file, a line with fewer numbers than the first line
 has, a value that is not a finite number, text that is not UTF-8) raises
-:class:`data.download.DataError` naming the file and line: no word silently gets
+:class:`syw.errors.DataError` naming the file and line: no word silently gets
 a random vector because its line could not be read.
 """
 from __future__ import annotations
@@ -33,8 +33,9 @@ from typing import BinaryIO, Iterator
 
 import numpy as np
 
-from data.download import DataError, DataMissingError, fetch
-from data.inputs import note_input
+from syw.errors import DataError, DataMissingError
+from syw.data.download import fetch
+from syw.data.inputs import note_input
 
 KUMO_SOURCE = "glove_6b_50d"
 PADDING = "@@PADDING@@"

@@ -14,7 +14,7 @@ digests torchtext publishes; sha256 for Wikitext-2), so a truncated or altered c
 :class:`DataError` naming it. A line that is not UTF-8 or holds a literal ``<eos>`` is a
 :class:`DataError` naming the file and line.
 
-    python -m data.lm ptb --data-dir DIR        # download (when missing) and check one corpus
+    python -m syw.data.lm ptb --data-dir DIR        # download (when missing) and check one corpus
 """
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from data.download import DataError, DataMissingError, fetch, file_digest
-from data.inputs import input_name, note_input
+from syw.errors import DataError, DataMissingError
+from syw.data.download import fetch, file_digest
+from syw.data.inputs import input_name, note_input
 
 EOS = "<eos>"
 SPLITS = ("train", "valid", "test")
@@ -139,7 +140,7 @@ def ensure(data_dir: str | Path, name: str) -> dict[str, Path]:
         absent = ", ".join(str(p) for p in paths.values() if not p.is_file())
         raise DataMissingError(
             f"{name} files missing: {absent}. Set SYW_DATA_DIR (or paths.data_dir) to a folder holding "
-            f"{spec.folder}/{{{','.join(spec.files.values())}}}, or run `python -m data.lm {name} --data-dir "
+            f"{spec.folder}/{{{','.join(spec.files.values())}}}, or run `python -m syw.data.lm {name} --data-dir "
             f"{data_dir}` on a machine with internet and copy the folder over. Download attempt: {err}") from err
 
 
@@ -178,7 +179,7 @@ def read_split(data_dir: str | Path, name: str, split: str, download: bool = Tru
     path = paths[split]
     if not path.is_file():
         raise DataMissingError(f"{path} not found: put the published {name} {split} file there, or run "
-                               f"`python -m data.lm {name} --data-dir {data_dir}` on a machine with internet")
+                               f"`python -m syw.data.lm {name} --data-dir {data_dir}` on a machine with internet")
     _check(path, corpus(name), split)
     tokens = read_tokens(path)
     note_input(input_name(path, data_dir), path)
@@ -203,8 +204,8 @@ def token_ids(tokens: Sequence[str], ids: dict[str, int], path: str | Path) -> l
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m data.lm NAME --data-dir DIR``: download what is missing, check and count every split."""
-    parser = argparse.ArgumentParser(prog="python -m data.lm", description=__doc__.splitlines()[0])
+    """``python -m syw.data.lm NAME --data-dir DIR``: download what is missing, check and count every split."""
+    parser = argparse.ArgumentParser(prog="python -m syw.data.lm", description=__doc__.splitlines()[0])
     parser.add_argument("corpus", choices=sorted(CORPORA))
     parser.add_argument("--data-dir", type=Path, required=True)
     args = parser.parse_args(argv)

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from data.download import DataError, DataMissingError, fetch, file_digest
-from data.inputs import input_name, note_input
+from syw.errors import DataError, DataMissingError
+from syw.data.download import fetch, file_digest
+from syw.data.inputs import input_name, note_input
 
 LABELS = ("entails", "neutral")
 TOKENIZED_SPLITS = ("dev", "test")

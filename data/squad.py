@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from data.download import DataError, DataMissingError, fetch, file_digest
-from data.scitail import _tokenizer
+from syw.errors import DataError, DataMissingError
+from syw.data.download import fetch, file_digest
+from syw.data.scitail import _tokenizer
 
 URLS = {"train": "https://rajpurkar.github.io/SQuAD-explorer/dataset/train-v1.1.json",
         "dev": "https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v1.1.json"}

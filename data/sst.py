@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from data.download import SST_MD5, DataError, ensure_sst, sst_paths
-from data.inputs import input_name, note_input
+from syw.data.download import SST_MD5, ensure_sst, sst_paths
+from syw.errors import DataError
+from syw.data.inputs import input_name, note_input
 
 OFFICIAL_TREES = {"train": 8544, "dev": 1101, "test": 2210}
 # md5 of the first (stripped) line of each official file: a file that starts like the
@@ -99,19 +100,19 @@ def _iter_trees(path: Path) -> Iterator[tuple[int, str, list[str], list[tuple[in
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:
                 raise DataError(f"{path}:{lineno}: not UTF-8 text ({err.reason} at byte {err.start}); "
-                                "is this the PTB tree file? re-download it with `python -m data.download sst`") from err
+                                "is this the PTB tree file? re-download it with `syw download sst`") from err
             if not line.strip():
                 continue
             try:
                 leaves, nodes = parse_tree(line)
             except ValueError as err:
                 raise DataError(f"{path}:{lineno}: {err} (truncated or corrupt file? "
-                                "re-download it with `python -m data.download sst`)") from err
+                                "re-download it with `syw download sst`)") from err
             n_trees += 1
             yield lineno, line.strip(), leaves, nodes
     if not n_trees:
         what = f"{path}:{lineno}: the file holds only blank lines" if lineno else f"{path}: the file is empty"
-        raise DataError(f"{what}, no tree; re-download it with `python -m data.download sst`")
+        raise DataError(f"{what}, no tree; re-download it with `syw download sst`")
 
 
 def _check_complete(path: Path, split: str, first_line: str, n_trees: int) -> None:
@@ -123,7 +124,7 @@ def _check_complete(path: Path, split: str, first_line: str, n_trees: int) -> No
         return  # a custom (e.g. test fixture) file, not the official one
     raise DataError(f"{path}:{n_trees + 1}: file ends after {n_trees} trees but the official "
                     f"{split} split has {official} (md5 should be {SST_MD5[split]}); it looks "
-                    "truncated, re-download it with `python -m data.download sst`")
+                    "truncated, re-download it with `syw download sst`")
 
 
 def read_sst(data_dir: str | Path, split: str, granularity: str = "fine",
@@ -133,7 +134,7 @@ def read_sst(data_dir: str | Path, split: str, granularity: str = "fine",
     With ``download=True`` missing files are fetched first (see
     :func:`data.download.ensure_sst`); otherwise a missing file raises
     ``FileNotFoundError`` with instructions. A malformed, truncated or empty file
-    raises :class:`data.download.DataError` naming the file and line.
+    raises :class:`syw.errors.DataError` naming the file and line.
     """
     if granularity not in GRANULARITIES:
         raise ValueError(f"granularity must be one of {GRANULARITIES}, got {granularity!r}")
@@ -144,7 +145,7 @@ def read_sst(data_dir: str | Path, split: str, granularity: str = "fine",
     if not path.is_file():
         raise FileNotFoundError(
             f"{path} not found. Set SYW_DATA_DIR (or paths.data_dir) to a folder containing "
-            f"sst/{{train,dev,test}}.txt, or run `python -m data.download sst --data-dir {data_dir}` "
+            f"sst/{{train,dev,test}}.txt, or run `syw download sst --data-dir {data_dir}` "
             "on a machine with internet, or place the official PTB tree files there.")
     examples: list[Example] = []
     n_trees, first_line = 0, ""

@@ -11,10 +11,11 @@ from typing import Any
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from experiments.records import iter_records
-from experiments.settings import check_settings
-from experiments.source import declared_settings, defined_in_source
-from experiments.space import CONF_DIR, STRATEGIES, ConfigError, Family, load_family
+from syw.records import iter_records
+from syw.settings import check_settings
+from syw.experiments.source import declared_settings, defined_in_source
+from syw.experiments.space import CONF_DIR, STRATEGIES, Family, load_family
+from syw.errors import ConfigError
 
 
 def study_file() -> str:
@@ -163,5 +164,5 @@ def check_family_code(family: Family) -> None:
     declared = declared_settings(family.train_target)
     if not isinstance(declared, dict):
         raise ConfigError(family.file, "train._target_", f"the module of {family.train_target} declares no SETTINGS "
-                          "(the settings its training function reads; see experiments/settings.py)")
+                          "(the settings its training function reads; see syw/settings.py)")
     check_settings(family, declared)

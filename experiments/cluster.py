@@ -10,7 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from experiments.space import REPO, ConfigError
+from syw.paths import CHECKOUT
+from syw.errors import ConfigError
 
 
 def recorded_address() -> str | None:
@@ -65,7 +66,8 @@ def start_ray(address: str | None, verbose: int) -> str | None:
 
     import ray
 
-    runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}}
+    # the workers import the suite as this process does: from the checkout when it is one, else as installed
+    runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(CHECKOUT or ""), os.environ.get("PYTHONPATH")]))}}
     if not verbose:
         os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0 the legacy reporter prints nothing
     quiet = logging.INFO if verbose else logging.ERROR

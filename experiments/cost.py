@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from experiments.records import iter_records
-from experiments.space import CONF_DIR, REPO, ConfigError, Family, find_family_file
+from syw.records import iter_records
+from syw.experiments.space import CONF_DIR, Family, find_family_file
+from syw.paths import REPO
+from syw.errors import ConfigError
 
 REPORTS_DIR = REPO / "benchmarks" / "gpu_reports"  # where benchmarks/gpu_check.py writes, one file per device
 

@@ -1,10 +1,10 @@
 """Progress of a running study: write each finished trial's record and print one line for it."""
 from __future__ import annotations
 
-from experiments.records import RecordsWriter
-from experiments.space import Family
-from experiments.trial import DATA_PROBLEM, now
-from experiments.units import human_duration
+from syw.records import RecordsWriter
+from syw.experiments.space import Family
+from syw.experiments.trial import DATA_PROBLEM, now
+from syw.units import human_duration
 
 
 class Progress:

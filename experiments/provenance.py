@@ -1,4 +1,4 @@
-"""``python -m experiments.provenance results/<study> [--data-dir DIR]``: write the study's PROVENANCE.md.
+"""``syw provenance results/<study> [--data-dir DIR]``: write the study's PROVENANCE.md.
 
 Summarises, from the records themselves, how they were produced (commands, suite
 commits, hardware, software versions, time span, trial counts, the files each trial read
@@ -14,10 +14,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from data.download import DataError, file_digest
-from experiments.cli import write_output
-from experiments.records import RecordError, iter_records
-from experiments.space import study_config
+from syw.errors import DataError
+from syw.data.download import file_digest
+from syw.entry import write_output
+from syw.records import RecordError, iter_records
+from syw.experiments.space import study_config
 
 # The files each data set (a study's `dataset.name`) is read from, under the data folder.
 DATA_FILES = {
@@ -38,7 +39,7 @@ def _read(path: Path) -> list[dict]:
         for key, kind in REQUIRED.items():
             if not isinstance(row.get(key), kind):
                 raise DataError(f"{path}: record {number} (trial {row['trial']}): no {key!r} as the runner writes it "
-                                "(is this a records file of python -m experiments.run?)")
+                                "(is this a records file of syw run?)")
     return rows
 
 
@@ -75,7 +76,7 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
     every = [r for rows in records.values() for r in rows]
     count = lambda key: Counter(str(key(r)) for r in every)  # noqa: E731
     out = [f"# Provenance of `{study_dir.name}`", "",
-           "Generated from the records by `python -m experiments.provenance`.", "",
+           "Generated from the records by `syw provenance`.", "",
            "| family | trials | ok | failed | first start | last end | sum of trial time |", "|---|---|---|---|---|---|---|"]
     for family, rows in records.items():
         ok = sum(r["status"] == "ok" for r in rows)
@@ -114,7 +115,7 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Write the study folder's PROVENANCE.md; 2 with one error line for bad input."""
-    parser = argparse.ArgumentParser(prog="python -m experiments.provenance", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="syw provenance", description=__doc__.splitlines()[0])
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
     args = parser.parse_args(argv)

@@ -160,7 +160,8 @@ def _selected_rows(replay: Replay) -> list[dict[str, str]]:
     """The file's rows (cells as text) that match ``replay.rows``, downloaded and checked first."""
     import csv
 
-    from data.download import DataMissingError, fetch, file_digest
+    from syw.errors import DataMissingError
+    from syw.data.download import fetch, file_digest
 
     if not replay.file.is_file():
         if replay.url is None:

@@ -1,4 +1,4 @@
-"""``python -m experiments.reseed study=<name> [family=<f>] reseed.best=k reseed.seeds=m [overrides]``:
+"""``syw reseed study=<name> [family=<f>] reseed.best=k reseed.seeds=m [overrides]``:
 rerun a family's best k assignments with m new training seeds each (Melis et al. 2018, section 7.4).
 
 The assignments are ranked from the family's records as the runner finds them (random search, or
@@ -8,7 +8,7 @@ by trial index. Rerun j of trial t trains under the name ``<run>.reseed<j>``: it
 ``results/<study>/reseed/<source>.jsonl`` (``<source>``: the source file's path in the study folder,
 ``/`` read as ``.``), each with the original ``trial``, ``rerun``, ``train_seed``, ``source_file``
 (in the study folder) and ``source_value``; the same command resumes, running only the (trial, rerun) pairs without a
-record. ``python -m figures seeds`` reports the spread.
+record. ``syw seeds`` reports the spread.
 """
 from __future__ import annotations
 
@@ -21,16 +21,18 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from data.download import DataError, DataMissingError
-from experiments.checks import check_family_code, study_file, validate
-from experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
-from experiments.progress import Progress, data_stopper
-from experiments.records import RecordError, RecordsBusy, RecordsWriter, iter_records, latest_per_trial
-from experiments.run import DataProblem, records_file
-from experiments.space import REPO, ConfigError, Family, trial_seed
-from experiments.trial import now, run_trial, suite_commit
-from experiments.tuner import Assigned, tuner_of
-from experiments.units import human_duration
+from syw.errors import DataError, DataMissingError
+from syw.experiments.checks import check_family_code, study_file, validate
+from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
+from syw.experiments.progress import Progress, data_stopper
+from syw.records import RecordError, RecordsBusy, RecordsWriter, iter_records, latest_per_trial
+from syw.experiments.run import DataProblem, records_file
+from syw.paths import CONF_DIR, REPO
+from syw.errors import ConfigError
+from syw.experiments.space import Family, trial_seed
+from syw.experiments.trial import now, run_trial, suite_commit
+from syw.experiments.tuner import Assigned, tuner_of
+from syw.units import human_duration
 
 
 def reseed_path(study_dir: Path, source: Path) -> Path:
@@ -42,7 +44,7 @@ def best_trials(source: Path, k: int, maximize: bool) -> list[dict[str, Any]]:
     """The ``k`` best ok trials of a records file (fewer when it has fewer), best first, ties by index."""
     ok = [r for r in latest_per_trial(iter_records(source)) if r["status"] == "ok"]
     if not ok:
-        raise RecordError(f"{source}: no ok trial to rerun (run the study first: python -m experiments.run)")
+        raise RecordError(f"{source}: no ok trial to rerun (run the study first: syw run)")
     return sorted(ok, key=lambda r: (-r["value"] if maximize else r["value"], r["trial"]))[:k]
 
 
@@ -101,7 +103,7 @@ def rerun_family(cfg: DictConfig, family: Family, resources: dict, commit: str) 
     from ray import tune
 
     tuner = tuner_of(cfg, family)
-    command = " ".join(["python -m experiments.reseed", *sys.argv[1:]])
+    command = " ".join(["syw reseed", *sys.argv[1:]])
     with RecordsWriter(reseed_path(Path(cfg.paths.results_dir) / cfg.study.name, records_file(cfg, family))) as writer:
         source, path, jobs = jobs_for(cfg, family)  # re-read under the lock
         if not jobs:
@@ -150,7 +152,7 @@ def prepare(cfg: DictConfig) -> dict[str, tuple[Family, list[dict[str, Any]]]]:
     return todo
 
 
-@hydra.main(version_base=None, config_path="../conf", config_name="config")
+@hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
     try:
         todo = prepare(cfg)

@@ -1,4 +1,4 @@
-"""``python -m experiments.run study=<name> [overrides]``: seeded search on Ray Tune.
+"""``syw run study=<name> [overrides]``: seeded search on Ray Tune.
 
 Checks the study, its families and any existing records before Ray starts
 (:mod:`experiments.checks`), then runs every trial index without a record in
@@ -18,16 +18,18 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from data.download import DataError, DataMissingError
-from experiments.checks import check_family_code, check_records_match, study_file, validate
-from experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
-from experiments.cost import cost_lines
-from experiments.progress import Progress, data_stopper, record_callback
-from experiments.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
-from experiments.space import REPO, ConfigError, Family
-from experiments.trial import run_trial, suite_commit
-from experiments.tuner import adaptive_setup, check_adaptive, tuner_of
-from experiments.units import human_duration
+from syw.errors import DataError, DataMissingError
+from syw.experiments.checks import check_family_code, check_records_match, study_file, validate
+from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
+from syw.experiments.cost import cost_lines
+from syw.experiments.progress import Progress, data_stopper, record_callback
+from syw.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
+from syw.paths import CONF_DIR, REPO
+from syw.errors import ConfigError
+from syw.experiments.space import Family
+from syw.experiments.trial import run_trial, suite_commit
+from syw.experiments.tuner import adaptive_setup, check_adaptive, tuner_of
+from syw.units import human_duration
 
 
 class DataProblem(RuntimeError):
@@ -54,7 +56,7 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
     study = cfg.study.name
     path = records_file(cfg, family)
     tuner = tuner_of(cfg, family)
-    command = " ".join(["python -m experiments.run", *sys.argv[1:]])
+    command = " ".join(["syw run", *sys.argv[1:]])
     base = {"study": study, "family": family.name, "family_file": str(family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file),
             "seed": cfg.seed, "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser(),
             **tuner.fields()}
@@ -148,7 +150,7 @@ def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
     return families, todo, results
 
 
-@hydra.main(version_base=None, config_path="../conf", config_name="config")
+@hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
     try:
         families, todo, results = prepare(cfg)

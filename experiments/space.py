@@ -18,10 +18,10 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from experiments.replay import Replay, ReplayError, parse_replay
+from syw.experiments.replay import Replay, ReplayError, parse_replay
+from syw.errors import ConfigError
+from syw.paths import CONF_DIR, REPO
 
-REPO = Path(__file__).resolve().parent.parent  # the one repository-root constant
-CONF_DIR = REPO / "conf"
 FAMILY_KEYS = {"inherits", "label", "table", "description", "train", "reported", "fixed", "search", "replay", "strategy"}
 # How a family's assignments are chosen (experiments/tuner.py): seeded random draws, or an adaptive
 # tuner (Optuna's GP or TPE sampler) standing in for the GP bandit of Melis et al. (2018), section 5.
@@ -33,14 +33,6 @@ DISTRIBUTIONS = {
     "choice": {"values"},
     "constant": {"value"},
 }
-
-
-class ConfigError(ValueError):
-    """A search-space or study file that cannot be run; the message names the file and the key."""
-
-    def __init__(self, path: Path | str, key: str, problem: str):
-        self.path, self.key, self.problem = Path(path), key, problem
-        super().__init__(f"{path}: {key}: {problem}")
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from data.download import DataError, DataMissingError
-from data.inputs import recording, sha256_of
-from experiments.context import TrialContext, TrialFailed
-from experiments.space import REPO, Family, trial_seed
+from syw.errors import DataError, DataMissingError
+from syw.data.inputs import recording, sha256_of
+from syw.context import TrialContext, TrialFailed
+from syw.paths import REPO
+from syw.experiments.space import Family, trial_seed
 
 DATA_PROBLEM = "data_problem"  # a trial status that is never recorded: it stops the study
 

@@ -30,9 +30,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from experiments.records import iter_records, latest_per_trial
-from experiments.space import ConfigError, Family
-from experiments.trial import DATA_PROBLEM, run_trial
+from syw.records import iter_records, latest_per_trial
+from syw.errors import ConfigError
+from syw.experiments.space import Family
+from syw.experiments.trial import DATA_PROBLEM, run_trial
 
 
 @dataclass(frozen=True)

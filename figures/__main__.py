@@ -1,6 +1,6 @@
-"""``python -m figures fig1|fig2|fig3|fig4|budgets|report [--source ours|paper] [--variant as_run]``;
-``python -m figures readme [--study S] [--check]`` (the READMEs' numbers, :mod:`figures.study_readme`);
-``python -m figures sensitivity|seeds --study S [--family F]`` (the score against each searched
+"""``syw fig 1|fig2|fig3|fig4|budgets|report [--source ours|paper] [--variant as_run]``;
+``syw readme [--study S] [--check]`` (the READMEs' numbers, :mod:`figures.study_readme`);
+``syw sensitivity|seeds --study S [--family F]`` (the score against each searched
 hyperparameter, :mod:`figures.sensitivity`; seed reruns' spread beside family gaps, :mod:`figures.seeds`).
 
 Missing or malformed records (a study or family without records, an empty family file, a
@@ -16,13 +16,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from data.download import DataError, DataMissingError
-from experiments.space import REPO, study_config
-from figures import budgets, report, seeds, sensitivity, study_readme
-from figures.as_run import compare_fig1
-from figures.plot import draw
-from figures.sources import from_paper, from_records
-from figures.specs import FIGURES, FigureSpec
+from syw.errors import DataError, DataMissingError
+from syw.paths import REPO
+from syw.experiments.space import study_config
+from syw.figures import budgets, report, seeds, sensitivity, study_readme
+from syw.figures.as_run import compare_fig1
+from syw.figures.plot import draw
+from syw.figures.sources import from_paper, from_records
+from syw.figures.specs import FIGURES, FigureSpec
 
 TITLE_WIDTH = 60  # characters of a title line that fit over the plot at its 9-point title font
 
@@ -52,13 +53,13 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
             minutes = STUDY_MINUTES.get(study)
             eta = f"{minutes} minutes on a 2-core CPU machine, depending on the CPU" if minutes else "a long time on a CPU"
             print(f"No trial records in {results / study}: running the study first ({eta}).\n"
-                  f"  python -m experiments.run study={study}", flush=True)
-        done = subprocess.run([sys.executable, "-m", "experiments.run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO)
+                  f"  syw run study={study}", flush=True)
+        done = subprocess.run([sys.executable, "-m", "syw", "run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO)
         if done.returncode:  # the runner has said why (e.g. which data file to fetch, and where)
             raise SystemExit(done.returncode)
     if spec.reduced and study == spec.study and not any((results / study).glob("*.jsonl")):
         raise FileNotFoundError(f"no trial records in {results / study} nor in {results / spec.reduced}: run "
-                                f"`python -m experiments.run study={spec.reduced}` (sized for a 2-core CPU) or "
+                                f"`syw run study={spec.reduced}` (sized for a 2-core CPU) or "
                                 f"study={spec.study} (the paper's)")
     return from_records(study, results, labels=spec.labels)
 
@@ -72,7 +73,7 @@ def paper_or_why(spec: FigureSpec) -> list | str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m figures", description=__doc__)
+    parser = argparse.ArgumentParser(prog="syw fig", description=__doc__)
     parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets", "report", "readme", "sensitivity", "seeds"])
     parser.add_argument("--study", default=None, help="report: the study (default: figure 1's, or its variant); "
                                                        "readme: only results/<study>/README.md; sensitivity, seeds: the study")

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import Lead, budget_to_reach, crossovers, time_crossovers, time_leaders
-from analysis.budget import RULE
-from experiments.units import human_duration
-from figures.sources import Group
-from figures.specs import FigureSpec
+from syw.analysis import Lead, budget_to_reach, crossovers, time_crossovers, time_leaders
+from syw.analysis.budget import RULE
+from syw.units import human_duration
+from syw.figures.sources import Group
+from syw.figures.specs import FigureSpec
 
 PAPER_CLAIMS = {  # what the paper's text states, shown beside our numbers
     1: ["the CNN needs 16 trials to reach 0.395", "LR is better up to about 10 trials"],

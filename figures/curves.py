@@ -8,12 +8,12 @@ import matplotlib.ticker
 import numpy as np
 from matplotlib.lines import Line2D
 
-from analysis import budget_to_reach, time_axis
-from analysis.compare import Difference, stretches
-from analysis.cost import drawn_from
-from analysis.curves import Curve
-from experiments.units import human_duration
-from figures.plot import (PALETTE, SD_LABEL, Swatch, colours, drawable, end_at_trials, finish, fit_y, integer_ticks,
+from syw.analysis import budget_to_reach, time_axis
+from syw.analysis.compare import Difference, stretches
+from syw.analysis.cost import drawn_from
+from syw.analysis.curves import Curve
+from syw.units import human_duration
+from syw.figures.plot import (PALETTE, SD_LABEL, Swatch, colours, drawable, end_at_trials, finish, fit_y, integer_ticks,
                           plt, shade_sd, time_ticks)
 
 

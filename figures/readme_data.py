@@ -15,10 +15,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from experiments.records import iter_records, latest_per_trial
-from experiments.space import load_family, study_config
-from figures.sources import PAPER_DIR, from_paper, shared_paper_file
-from figures.specs import FIGURES, FigureSpec
+from syw.records import iter_records, latest_per_trial
+from syw.experiments.space import load_family, study_config
+from syw.figures.sources import PAPER_DIR, from_paper, shared_paper_file
+from syw.figures.specs import FIGURES, FigureSpec
 
 
 class FactError(ValueError):
@@ -199,7 +199,7 @@ def check_names(rows: tuple[dict[str, Any], ...], where: list, family: str) -> N
                 raise FactError(f"where: no trial of {family} has {name!r}")
 
 
-# run.log: `date` lines and `=== started|resumed|stopped <date>` notes around each `time python -m experiments.run`.
+# run.log: `date` lines and `=== started|resumed|stopped <date>` notes around each `time syw run`.
 _DATE = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d UTC \d{4}")
 _REAL = re.compile(r"^real\s+(?:(\d+)h)?(\d+)m([\d.]+)s")
 

@@ -37,10 +37,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from analysis import budget_to_reach, expected_max, overtakes_from, time_leaders
-from figures.readme_data import (FactError, NeedsData, Study, Trials, check_names, conditions, field, matches, paper_study,
+from syw.analysis import budget_to_reach, expected_max, overtakes_from, time_leaders
+from syw.figures.readme_data import (FactError, NeedsData, Study, Trials, check_names, conditions, field, matches, paper_study,
                                  read_study, run_segments)
-from figures.readme_format import Value, field_kind, render
+from syw.figures.readme_format import Value, field_kind, render
 
 
 class Args:
@@ -312,7 +312,7 @@ def squad_dev(a: Args) -> Value:
 
 @lru_cache(maxsize=None)
 def _squad_scores(path: Path) -> dict[str, float]:
-    from models.tasks.squad_metric import score  # the official metric; torch-free
+    from syw.models.tasks.squad_metric import score  # the official metric; torch-free
 
     root = os.environ.get("SYW_DATA_DIR")
     dev = Path(root) / "squad" / "dev-v1.1.json" if root else None

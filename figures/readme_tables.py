@@ -5,9 +5,9 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from figures.readme_data import FactError, field, figure_of
-from figures.readme_facts import Args, best_row, curve, reaching
-from figures.readme_format import Value, field_kind, render
+from syw.figures.readme_data import FactError, field, figure_of
+from syw.figures.readme_facts import Args, best_row, curve, reaching
+from syw.figures.readme_format import Value, field_kind, render
 
 RESULTS_KEYS = {"study", "where", "n", "below", "reported"}
 TRIALS_KEYS = {"study", "where", "family", "columns", "headers", "with"}

@@ -1,6 +1,6 @@
 """Seed spread of the rerun assignments beside the gaps between families (Melis et al. 2018,
-section 7.4): ``python -m figures seeds --study <name>`` reads ``results/<study>/reseed/*.jsonl``
-(written by ``python -m experiments.reseed``) and writes ``seeds_<study>.md``.
+section 7.4): ``syw seeds --study <name>`` reads ``results/<study>/reseed/*.jsonl``
+(written by ``syw reseed``) and writes ``seeds_<study>.md``.
 
 A family's standing is its best assignment (the rerun trial with the best original value), as the
 reruns' mean and sample SD over seeds; two families' gap is the difference of those means, set
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from experiments.records import iter_records
+from syw.records import iter_records
 
 MELIS_SEED_SD, MELIS_ROBUST_GAP = 0.4, 1.0  # PTB perplexity, section 7.4
 MELIS_RATIO = MELIS_ROBUST_GAP / MELIS_SEED_SD
@@ -35,7 +35,7 @@ def seed_rows(study_dir: Path) -> pd.DataFrame:
     files = sorted((Path(study_dir) / "reseed").glob("*.jsonl"))
     records = [r for path in files for r in iter_records(path)]
     if not records:
-        raise FileNotFoundError(f"{Path(study_dir) / 'reseed'}: no seed reruns (python -m experiments.reseed writes them)")
+        raise FileNotFoundError(f"{Path(study_dir) / 'reseed'}: no seed reruns (syw reseed writes them)")
     rows = []
     keyed = pd.DataFrame({"group": [group_name(r) for r in records], "trial": [r["trial"] for r in records],
                           "ok": [r["status"] == "ok" for r in records], "value": [r["value"] for r in records],
@@ -71,7 +71,7 @@ def markdown(study: str, rows: pd.DataFrame, gaps: pd.DataFrame) -> str:
     """The report: each assignment's seed spread, then the gaps between the groups' best."""
     f = lambda v: "-" if isinstance(v, float) and math.isnan(v) else f"{v:.4g}"  # noqa: E731
     out = [f"# Seed reruns: study `{study}`", "",
-           "Each rerun assignment's validation score under new training seeds (`python -m experiments.reseed`); "
+           "Each rerun assignment's validation score under new training seeds (`syw reseed`); "
            "SD is the sample SD over the ok reruns; the last column is how far the original trial lies from their mean, in SDs.", "",
            "| group | trial | original | reruns | failed | mean | SD | min | max | original - mean (SDs) |",
            "|---|---|---|---|---|---|---|---|---|---|"]

@@ -1,6 +1,6 @@
 """Sensitivity figure (Melis et al. 2018, section 7.5 and Figure 2): the validation score against
 each searched hyperparameter, every ok trial a point and the best one marked, one panel per
-hyperparameter and one figure per family; ``python -m figures sensitivity --study <name>``.
+hyperparameter and one figure per family; ``syw sensitivity --study <name>``.
 
 Trials of every search of the family are drawn (random search, and each adaptive tuner run, in
 its own marker): a tuner's trials crowd near what it found good, which is what the figure shows.
@@ -20,10 +20,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from data.download import DataError  # noqa: E402
-from experiments.records import iter_records, latest_per_trial  # noqa: E402
-from experiments.space import Family, load_family, study_config  # noqa: E402
-from figures.plot import PALETTE, RED  # noqa: E402
+from syw.errors import DataError  # noqa: E402
+from syw.records import iter_records, latest_per_trial  # noqa: E402
+from syw.experiments.space import Family, load_family, study_config  # noqa: E402
+from syw.figures.plot import PALETTE, RED  # noqa: E402
 
 MARKERS = "o^sDvP"
 JITTER = 0.12  # half-width of a category's sideways spread, in category widths

@@ -9,12 +9,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import expected_max, expected_max_std
-from analysis.table import finite_column
-from data.download import DataError, DataMissingError, fetch, file_digest
-from experiments.records import load_study
-from experiments.space import REPO, load_family, study_config
-from figures.specs import URL, FigureSpec, PaperFile
+from syw.analysis import expected_max, expected_max_std
+from syw.analysis.table import finite_column
+from syw.errors import DataError, DataMissingError
+from syw.data.download import fetch, file_digest
+from syw.records import load_study
+from syw.paths import REPO
+from syw.experiments.space import load_family, study_config
+from syw.figures.specs import URL, FigureSpec, PaperFile
 
 PAPER_DIR = REPO / "results" / "paper"
 AUTHORS_SUBDIR = "authors_trials"  # the authors' files in the data folder ($SYW_DATA_DIR)
@@ -56,7 +58,7 @@ def study_rows(study: str, results_dir: Path = REPO / "results") -> tuple[dict[s
         part = frame[frame["family"] == name]
         if part.empty and not path.is_file():
             raise FileNotFoundError(f"{path}: no records of family {name!r} of study {study} "
-                                    f"(python -m experiments.run study={study} runs them)")
+                                    f"(syw run study={study} runs them)")
         if part.empty:
             held = f"{failed[name]} failed trial(s)" if failed.get(name) else "no complete record"
             raise DataError(f"{path}: no ok trial of family {name!r}; the file holds {held}")

@@ -1,4 +1,4 @@
-"""``python -m figures readme [--study S] [--check]``: the numbers and tables of README.md and of
+"""``syw readme [--study S] [--check]``: the numbers and tables of README.md and of
 every ``results/<study>/README.md``, rewritten from the records where markers stand.
 
 The prose is written by hand; every number in it that comes from records sits in a marker,
@@ -28,10 +28,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from experiments.space import REPO
-from figures.readme_data import FactError, NeedsData
-from figures.readme_facts import compute
-from figures.readme_tables import compute_table
+from syw.paths import REPO
+from syw.figures.readme_data import FactError, NeedsData
+from syw.figures.readme_facts import compute
+from syw.figures.readme_tables import compute_table
 
 _TAG = re.compile(r"<!-- syw: (?P<spec>.*?) -->|<!-- /syw -->")
 

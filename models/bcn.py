@@ -7,8 +7,8 @@ Maxout layers -> logit layer, default init. ELMo (docs/models.md §C) is mixed f
 biLM (``freeze_elmo``) whose scalar mixes train either way (and normalise each layer first with
 ``elmo_layer_norm``, off in the authors' config); a frozen biLM runs without a graph on
 every batch, its states carried over, unless ``cache_elmo`` keeps each sentence's activations from
-their first computation. The ``elmo`` setting names the biLM (:func:`models.elmo_io.resolve_elmo`):
-the official release or one trained by ``python -m models.pretrain_bilm``; its weights' sha256
+their first computation. The ``elmo`` setting names the biLM (:func:`models.elmo.io.resolve_elmo`):
+the official release or one trained by ``syw pretrain-bilm``; its weights' sha256
 is recorded with every trial (:class:`ElmoTrialOutcome`).
 """
 from __future__ import annotations
@@ -20,17 +20,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from experiments.context import TrialContext, TrialOutcome
-from experiments.settings import resolve
-from models.bilm import BiLm, BiLmOptions
-from models.elmo import Elmo
-from data.download import DataError
-from models.elmo_io import load_bilm, resolve_elmo, weights_sha256
-from models.modules import (LstmEncoder, Maxout, SelfAttentivePooling, dot_similarity, feedforward_from, masked_max,
+from syw.context import TrialContext, TrialOutcome
+from syw.settings import resolve
+from syw.models.elmo.bilm import BiLm, BiLmOptions
+from syw.models.elmo.elmo import Elmo
+from syw.errors import DataError
+from syw.models.elmo.io import load_bilm, resolve_elmo, weights_sha256
+from syw.models.modules import (LstmEncoder, Maxout, SelfAttentivePooling, dot_similarity, feedforward_from, masked_max,
                             masked_mean, masked_min, masked_softmax, weighted_sum)
-from models.tasks import sentence as TASK
-from models.tasks.sentence import SENTENCE_SETTINGS, SentenceData, with_chars
-from models.trainer import TRAINING_SETTINGS
+from syw.models.tasks import sentence as TASK
+from syw.models.tasks.sentence import SENTENCE_SETTINGS, SentenceData, with_chars
+from syw.models.trainer import TRAINING_SETTINGS
 
 _SIZE = {"type": "int", "min": 1}
 _DROPOUT = {"type": "float", "min": 0.0, "max": 1.0}
@@ -38,7 +38,7 @@ SETTINGS = {
     **TRAINING_SETTINGS,
     **SENTENCE_SETTINGS,
     "optimizer": {"values": ["adam"]},
-    # the biLM: models.elmo_io.OFFICIAL_NAME, or a folder under the cache folder (null: GloVe only)
+    # the biLM: models.elmo.io.OFFICIAL_NAME, or a folder under the cache folder (null: GloVe only)
     "elmo": {"type": "str", "null": True, "default": None},
     # the sha256 the biLM's weights must have (null: any): a study pins the biLM it was run with
     "elmo_sha256": {"type": "str", "null": True, "default": None},
@@ -93,7 +93,7 @@ class CachedBiLm(nn.Module):
         self.cache: dict[bytes, torch.Tensor] = {}  # a sentence's char ids -> its (T+2, layers, D) activations
 
     def forward(self, char_ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
-        """As :class:`models.bilm.BiLm`: (B,T,50) -> ([activations (B,T+2,D)] * layers, mask (B,T+2))."""
+        """As :class:`models.elmo.bilm.BiLm`: (B,T,50) -> ([activations (B,T+2,D)] * layers, mask (B,T+2))."""
         lengths = (char_ids > 0).any(dim=-1).sum(dim=1).tolist()
         keys = [char_ids[row, :length].cpu().numpy().tobytes() for row, length in enumerate(lengths)]
         new = [row for row, key in enumerate(keys) if key not in self.cache]
@@ -188,7 +188,7 @@ def train(params: Mapping[str, Any], ctx: TrialContext) -> TrialOutcome:
     if params["elmo_sha256"] not in (None, sha256):
         raise DataError(f"{weights}: sha256 {sha256}, but the family's elmo_sha256 is {params['elmo_sha256']}: not "
                         "the biLM its trials were run with; rebuild that one with the command in the family file "
-                        "(`python -m models.pretrain_bilm` is deterministic on one machine), or change elmo_sha256")
+                        "(`syw pretrain-bilm` is deterministic on one machine), or change elmo_sha256")
     data = prepare(data)
     outcome = TASK.run(params, ctx, data, lambda: build(params, data, load_bilm(options, weights)))
     return dataclasses.replace(outcome, inputs_sha256={**outcome.inputs_sha256, "elmo_weights": sha256})

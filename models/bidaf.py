@@ -16,14 +16,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from experiments.context import TrialContext, TrialOutcome
-from experiments.settings import resolve
-from models.modules import (CnnEncoder, Highway, TrilinearSimilarity, masked_log_softmax, masked_softmax,
+from syw.context import TrialContext, TrialOutcome
+from syw.settings import resolve
+from syw.models.modules import (CnnEncoder, Highway, TrilinearSimilarity, masked_log_softmax, masked_softmax,
                             replace_masked_values, weighted_sum)
-from models.modules.padded_lstm import PaddedLstmEncoder
-from models.tasks import span as TASK
-from models.tasks.span import SPAN_SETTINGS, SpanData, best_span, with_chars
-from models.trainer import TRAINING_SETTINGS
+from syw.models.modules.padded_lstm import PaddedLstmEncoder
+from syw.models.tasks import span as TASK
+from syw.models.tasks.span import SPAN_SETTINGS, SpanData, best_span, with_chars
+from syw.models.trainer import TRAINING_SETTINGS
 
 _SIZE = {"type": "int", "min": 1}
 _RATE = {"type": "float", "min": 0.0, "max": 1.0}

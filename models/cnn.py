@@ -17,12 +17,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from experiments.context import TrialContext, TrialOutcome
-from experiments.settings import resolve
-from models.modules import CnnEncoder
-from models.tasks import sentence as TASK
-from models.tasks.sentence import SENTENCE_SETTINGS, IndexedSplit, SentenceData, batch_of
-from models.trainer import TRAINING_SETTINGS, classification_output
+from syw.context import TrialContext, TrialOutcome
+from syw.settings import resolve
+from syw.models.modules import CnnEncoder
+from syw.models.tasks import sentence as TASK
+from syw.models.tasks.sentence import SENTENCE_SETTINGS, IndexedSplit, SentenceData, batch_of
+from syw.models.trainer import TRAINING_SETTINGS, classification_output
 
 # A random batch is encoded in this many length-sorted pieces: the same logits, fewer padded
 # windows, more (smaller) matrix products; `make bench-cnn-batching` times 1, 2, 4 and 8.

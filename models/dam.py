@@ -15,12 +15,12 @@ from typing import Any, Mapping
 import torch
 from torch import nn
 
-from experiments.context import TrialContext, TrialOutcome
-from experiments.settings import resolve
-from models.modules import dot_similarity, feedforward_from, masked_softmax, weighted_sum
-from models.tasks import pair as TASK
-from models.tasks.pair import PAIR_SETTINGS, PairData
-from models.trainer import TRAINING_SETTINGS, classification_output
+from syw.context import TrialContext, TrialOutcome
+from syw.settings import resolve
+from syw.models.modules import dot_similarity, feedforward_from, masked_softmax, weighted_sum
+from syw.models.tasks import pair as TASK
+from syw.models.tasks.pair import PAIR_SETTINGS, PairData
+from syw.models.trainer import TRAINING_SETTINGS, classification_output
 
 _FF = {"type": "int", "min": 1}
 SETTINGS = {

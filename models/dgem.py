@@ -37,14 +37,14 @@ from typing import Any, Mapping
 import torch
 from torch import nn
 
-from data.dgem_structure import EDGE_LABELS, approximate_structures, parse_structure
-from data.download import DataError
-from experiments.context import TrialContext, TrialOutcome
-from experiments.settings import resolve
-from models.modules import FeedForward, LstmEncoder, init_linear_, masked_mean, masked_softmax
-from models.tasks import pair as TASK
-from models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
-from models.trainer import TRAINING_SETTINGS, classification_output
+from syw.data.dgem_structure import EDGE_LABELS, approximate_structures, parse_structure
+from syw.errors import DataError
+from syw.context import TrialContext, TrialOutcome
+from syw.settings import resolve
+from syw.models.modules import FeedForward, LstmEncoder, init_linear_, masked_mean, masked_softmax
+from syw.models.tasks import pair as TASK
+from syw.models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
+from syw.models.trainer import TRAINING_SETTINGS, classification_output
 
 _SIZE = {"type": "int", "min": 1}
 _ACTIVATION = {"values": ["relu", "tanh"]}

@@ -15,13 +15,13 @@ from typing import Any, Mapping
 import torch
 from torch import nn
 
-from experiments.context import TrialContext, TrialOutcome
-from experiments.settings import resolve
-from models.modules import (LstmEncoder, VariationalDropout, dot_similarity, feedforward_from, init_linear_,
+from syw.context import TrialContext, TrialOutcome
+from syw.settings import resolve
+from syw.models.modules import (LstmEncoder, VariationalDropout, dot_similarity, feedforward_from, init_linear_,
                             masked_max, masked_mean, masked_softmax, weighted_sum)
-from models.tasks import pair as TASK
-from models.tasks.pair import PAIR_SETTINGS, PairData
-from models.trainer import TRAINING_SETTINGS, classification_output
+from syw.models.tasks import pair as TASK
+from syw.models.tasks.pair import PAIR_SETTINGS, PairData
+from syw.models.trainer import TRAINING_SETTINGS, classification_output
 
 _SIZE = {"type": "int", "min": 1}
 _ACTIVATION = {"values": ["relu", "tanh"]}

@@ -24,12 +24,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from experiments.context import TrialContext, TrialOutcome
-from experiments.settings import resolve
-from models.lm_budget import CELLS, LSTM_GATES, LmShape, solve
-from models.modules.recurrent_cells import State, build_cell
-from models.tasks import lm as TASK
-from models.tasks.lm import LM_SETTINGS, LmData
+from syw.context import TrialContext, TrialOutcome
+from syw.settings import resolve
+from syw.models.lm_budget import CELLS, LSTM_GATES, LmShape, solve
+from syw.models.modules.recurrent_cells import State, build_cell
+from syw.models.tasks import lm as TASK
+from syw.models.tasks.lm import LM_SETTINGS, LmData
 
 _DROPOUT = {"type": "float", "min": 0.0, "max": 0.99}
 SETTINGS = {

@@ -22,10 +22,10 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer, T
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
-from data.inputs import cache_noting_inputs
-from experiments.context import TrialContext, TrialOutcome
-from experiments.settings import resolve
-from models.tasks import sentence as TASK
+from syw.data.inputs import cache_noting_inputs
+from syw.context import TrialContext, TrialOutcome
+from syw.settings import resolve
+from syw.models.tasks import sentence as TASK
 
 SETTINGS = {
     "penalty": {"values": ["l1", "l2"]},

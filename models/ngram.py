@@ -14,12 +14,12 @@ from typing import Any, Mapping, Sequence
 import torch
 from torch import nn
 
-from experiments.context import TrialContext, TrialOutcome
-from experiments.settings import resolve
-from models.modules import feedforward_from, init_linear_
-from models.tasks import pair as TASK
-from models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
-from models.trainer import TRAINING_SETTINGS, classification_output
+from syw.context import TrialContext, TrialOutcome
+from syw.settings import resolve
+from syw.models.modules import feedforward_from, init_linear_
+from syw.models.tasks import pair as TASK
+from syw.models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
+from syw.models.trainer import TRAINING_SETTINGS, classification_output
 
 SETTINGS = {
     **TRAINING_SETTINGS,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from data.download import DataError, DataMissingError
-from data.inputs import note_input
-from experiments.context import TrialContext, TrialFailed, TrialOutcome
-from experiments.settings import resolve
+from syw.errors import DataError, DataMissingError
+from syw.data.inputs import note_input
+from syw.context import TrialContext, TrialFailed, TrialOutcome
+from syw.settings import resolve
 
 SETTINGS = {
     "x": {"type": "float"},

@@ -21,13 +21,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from experiments.context import TrialFailed
+from syw.context import TrialFailed
 
 Batch = Mapping[str, torch.Tensor]
 Scheduler = torch.optim.lr_scheduler.LRScheduler | torch.optim.lr_scheduler.ReduceLROnPlateau
 Metrics = float | Mapping[str, float]
 
-# Declared for the settings check (experiments/settings.py). Scheduler settings default to torch's
+# Declared for the settings check (syw/settings.py). Scheduler settings default to torch's
 # own defaults, as AllenNLP built its schedulers from only the keys a config gave.
 TRAINING_SETTINGS = {
     "epochs": {"type": "int", "min": 1},

@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from figures import sources
-from figures.specs import FIGURES, FigureSpec
+from syw.figures import sources
+from syw.figures.specs import FIGURES, FigureSpec
 
 
 def write_study(results: Path, study: str, families: dict[str, tuple[float, float, float]], n: int = 50, seed: int = 0) -> Path:
@@ -24,7 +24,7 @@ def write_study(results: Path, study: str, families: dict[str, tuple[float, floa
                     "hardware": {"cpu": "Test CPU", "gpu": "none", "cpu_count": 2, "host": "test"},
                     "versions": {"python": "3.11", "torch": "2.13.0", "suite_commit": "abc123"},
                     "started_at": "2026-01-01T00:00:00.000+00:00", "ended_at": "2026-01-01T00:00:01.000+00:00",
-                    "command": f"python -m experiments.run study={study}",
+                    "command": f"syw run study={study}",
                 }) + "\n")
     return folder
 

@@ -58,7 +58,7 @@ def authors_file(name: str) -> Path:
 
 
 def authors_path(paper) -> Path:
-    """:func:`authors_file` of ``paper`` (a ``figures.specs.PaperFile``)."""
+    """:func:`authors_file` of ``paper`` (a ``syw.figures.specs.PaperFile``)."""
     return authors_file(paper.name)
 
 

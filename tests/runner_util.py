@@ -1,4 +1,4 @@
-"""Helpers to run `python -m experiments.run` in a subprocess from the tests."""
+"""Helpers to run `syw run` in a subprocess from the tests."""
 import contextlib
 import json
 import os
@@ -17,7 +17,7 @@ def runner_env(**extra: str) -> dict:
 
 def run(*overrides: str, timeout: float = 300, **popen) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "experiments.run", *overrides],
+        [sys.executable, "-m", "syw", "run", *overrides],
         cwd=REPO, env=popen.pop("env", runner_env()), capture_output=True, text=True, timeout=timeout, **popen,
     )
 

@@ -1,4 +1,4 @@
-"""Adaptive searches (analysis.adaptive, issue 37 item 4): recognised from Optuna studies, Ray Tune
+"""Adaptive searches (syw.analysis.adaptive, issue 37 item 4): recognised from Optuna studies, Ray Tune
 folders and a strategy column, drawn as the best score so far in trial order (several runs: their mean
 and spread), never as Eq. 8; several studies or files in one figure."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.adaptive import mean_best_so_far, optuna_strategy, ray_strategy
-from analysis.cli import main
-from figures import plot
+from syw.analysis.adaptive import mean_best_so_far, optuna_strategy, ray_strategy
+from syw.figures.curve_command import main
+from syw.figures import plot
 from tests import oracle
 
 

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from opda.nonparametric import EmpiricalDistribution
 
-from analysis import (
+from syw.analysis import (
     bootstrap_expected_max,
     confidence_bands,
     expected_max,

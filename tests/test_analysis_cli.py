@@ -1,4 +1,4 @@
-"""`python -m analysis` on small records files."""
+"""`syw table` on small records files."""
 import json
 import subprocess
 import sys
@@ -6,7 +6,7 @@ import sys
 import pandas as pd
 import pytest
 
-from analysis.__main__ import main
+from syw.analysis.__main__ import main
 
 
 def test_cli_tsv_table(tmp_path, capsys):

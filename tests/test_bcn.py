@@ -10,18 +10,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from data.download import DataError, DataMissingError, file_digest
-from data.sst import read_sst
-from experiments.context import TrialContext
-from experiments.settings import resolve
-from experiments.space import load_family
-from models import bcn
-from models.bilm import BiLm
-from models.elmo_chars import batch_to_ids
-from models.elmo_io import options_to_json, resolve_elmo, save_bilm
-from models.modules import SelfAttentivePooling
-from models.tasks import sentence
-from models.trainer import train_model
+from syw.errors import DataError, DataMissingError
+from syw.data.download import file_digest
+from syw.data.sst import read_sst
+from syw.context import TrialContext
+from syw.settings import resolve
+from syw.experiments.space import load_family
+from syw.models import bcn
+from syw.models.elmo.bilm import BiLm
+from syw.models.elmo.chars import batch_to_ids
+from syw.models.elmo.io import options_to_json, resolve_elmo, save_bilm
+from syw.models.modules import SelfAttentivePooling
+from syw.models.tasks import sentence
+from syw.models.trainer import train_model
 from tests.fixtures_sst import glove_vectors, real_data_dir, requires_real_sst, write_glove_text, write_sst_fixture
 from tests.runner_util import run
 
@@ -151,7 +152,7 @@ def test_elmo_layer_norm_reaches_every_mix_and_centres_each_layer():
 def test_the_layer_norm_diagnostic_repeats_the_frozen_trials_with_one_setting_changed():
     from omegaconf import OmegaConf
 
-    from experiments.space import CONF_DIR
+    from syw.experiments.space import CONF_DIR
     study, base = (OmegaConf.load(CONF_DIR / "study" / f"{name}.yaml") for name in ("sst2_bcn_reduced_layer_norm", "sst2_bcn_reduced"))
     (name, stem), = study.study.families.items()
     diagnostic, frozen = load_family(stem, name), load_family(base.study.families[name], name)
@@ -210,7 +211,7 @@ def test_changed_weights_and_missing_bilm_stop_the_trial(tmp_path):
     params = {**SMALL, "embedding": str(tmp_path / "glove.txt"), "elmo": "bilm/tiny"}
     with pytest.raises(DataError, match="weights changed after they were written"):
         bcn.train(params, ctx)
-    with pytest.raises(DataMissingError, match=r"python -m models.pretrain_bilm --out .*bilm/other"):
+    with pytest.raises(DataMissingError, match=r"syw pretrain-bilm --out .*bilm/other"):
         bcn.train({**params, "elmo": "bilm/other"}, ctx)
     with pytest.raises(DataMissingError, match="elmo_2x4096_512_2048cnn_2xhighway_options.json not found"):
         resolve_elmo("elmo_2x4096_512_2048cnn_2xhighway", tmp_path / "offline", ctx.cache_dir)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from analysis import Crossover, Lead, budget_to_reach, crossovers, prob_beats, time_axis, time_crossovers, time_leaders
+from syw.analysis import Crossover, Lead, budget_to_reach, crossovers, prob_beats, time_axis, time_crossovers, time_leaders
 
 
 def test_budget_to_reach_first_hit():
@@ -80,7 +80,7 @@ def test_prob_beats():
 
 
 def test_overtakes_from_known_curves():
-    from analysis import overtakes_from
+    from syw.analysis import overtakes_from
 
     assert overtakes_from([1, 2, 3, 4], [2, 2.5, 2.9, 3]) == 3  # B ahead at 1-2, A from 3 on
     assert overtakes_from([1, 3, 1, 4, 5], [2, 2, 2, 2, 2]) == 4  # A leads at 2, loses it, leads for good from 4
@@ -94,7 +94,7 @@ def test_overtakes_from_known_curves():
 
 
 def test_bootstrap_overtake():
-    from analysis import bootstrap_overtake
+    from syw.analysis import bootstrap_overtake
 
     rng = np.random.default_rng(1)
     strong, weak = rng.normal(1.0, 0.1, 50), rng.normal(0.0, 0.1, 50)

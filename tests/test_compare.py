@@ -1,7 +1,7 @@
 """Two runs of one study compared trial by trial, against hand-computed numbers."""
 import json
 
-from experiments.compare import main
+from syw.experiments.compare import main
 
 
 def write_run(folder, values, extra=None, cpu="CPU A"):

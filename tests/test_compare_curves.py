@@ -1,4 +1,4 @@
-"""The difference of two tuning curves (analysis.compare): its band's construction, the budgets where one
+"""The difference of two tuning curves (syw.analysis.compare): its band's construction, the budgets where one
 group leads, the crossover interval and the report's sentence; its coverage by simulation."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.bands import confidence_bands
-from analysis.compare import Difference, difference, first_crossing, sentence, stretches
+from syw.analysis.bands import confidence_bands
+from syw.analysis.compare import Difference, difference, first_crossing, sentence, stretches
 from tests.synthetic_scores import BIMODAL, SPREAD, STEADY
 
 
@@ -105,7 +105,7 @@ def write_groups(path, groups: dict[str, list[float]]) -> None:
 
 
 def test_syw_compares_two_groups_in_a_table_a_figure_and_a_sentence(tmp_path):
-    from analysis.cli import main
+    from syw.figures.curve_command import main
 
     rng = np.random.default_rng(3)
     write_groups(tmp_path / "r.csv", {"good": rng.uniform(0.8, 0.9, 200), "bad": rng.uniform(0.1, 0.2, 200)})
@@ -123,7 +123,7 @@ def test_syw_compares_two_groups_in_a_table_a_figure_and_a_sentence(tmp_path):
 
 
 def test_compare_names_groups_that_exist_and_needs_bounds_for_the_mean(tmp_path, capsys):
-    from analysis.cli import main
+    from syw.figures.curve_command import main
 
     write_groups(tmp_path / "r.csv", {"a": [0.2, 0.4], "b": [0.3, 0.5], "c": [0.1, 0.6]})
     assert main(["curve", str(tmp_path / "r.csv"), "--compare", "a", "z", "--out", str(tmp_path / "o")]) == 2
@@ -141,8 +141,8 @@ def test_compare_names_groups_that_exist_and_needs_bounds_for_the_mean(tmp_path,
 def test_sst5_the_report_places_the_cnn_lr_crossover(tmp_path):
     """The authors' SST-5 trials: Eq. 8 puts the CNN ahead of LR from n = 13 (the paper's Fig. 1); the
     report states that crossover with its interval at 95%, which holds 13."""
-    from analysis.cli import main
-    from figures.specs import FIGURES
+    from syw.figures.curve_command import main
+    from syw.figures.specs import FIGURES
     from tests.oracle import authors_path
 
     assert main(["curve", str(authors_path(FIGURES[1].paper)), "--out", str(tmp_path / "o")]) == 0

@@ -18,10 +18,11 @@ import pytest
 import torch
 from torch import nn
 
-from experiments.checks import check_family_code
-from experiments.settings import resolve
-from experiments.space import CONF_DIR, ConfigError, load_family, sample, trial_rng
-from models.trainer import build_optimizer
+from syw.experiments.checks import check_family_code
+from syw.settings import resolve
+from syw.experiments.space import CONF_DIR, load_family, sample, trial_rng
+from syw.errors import ConfigError
+from syw.models.trainer import build_optimizer
 from tests.runner_util import importable_package
 
 FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))
@@ -36,7 +37,7 @@ def texts(split, vocab):
     return [" ".join(vocab[i] for i in row[:length].tolist()) for row, length in zip(split.tokens, split.lengths)]
 
 
-SYNTHETIC = {"models.toy"}  # objectives without a model (the toy study)
+SYNTHETIC = {"syw.models.toy"}  # objectives without a model (the toy study)
 # The seed of torch's generator when a family's model is built (0 unless named here). DGEM's
 # feedforwards end in ReLU, as the authors' do, so a model can reach a state where they add nothing
 # and get no gradient (models/dgem.py); under seed 0 these two lose their ReLU terms within ten
@@ -96,7 +97,7 @@ def test_under_seed_0_the_dgem_cases_of_init_seeds_lose_their_relu_terms(stem, s
     """Why INIT_SEEDS builds these under seed 1: under seed 0, ten Adam steps leave the ``silent``
     feedforwards' class scores ≤ 0 on every generated pair, so they add 0 to the logits and get no
     gradient (models/dgem.py's dead state); scitail_dgem loses both, its loss stuck at ln 2."""
-    module = importlib.import_module("models.dgem")
+    module = importlib.import_module("syw.models.dgem")
     params = resolve(sampled(load_family(stem)), module.SETTINGS)
     assert params["phrase_probability_activation"] == params["edge_probability_activation"] == "relu"
     data = module.prepare(module.TASK.synthetic())
@@ -122,7 +123,7 @@ def sklearn_loss(module, params, data):
 
 
 @pytest.mark.parametrize("target, source, problem", [
-    ("models.nosuch.train", None, "models.nosuch.train cannot be imported: there is no module models.nosuch"),
+    ("syw.models.nosuch.train", None, "syw.models.nosuch.train cannot be imported: there is no module syw.models.nosuch"),
     ("pkg_no_settings.fam.train", "def train(params, ctx):\n    pass\n", "declares no SETTINGS"),
     ("pkg_renamed.fam.train", "SETTINGS = {}\ndef fit(params, ctx):\n    pass\n",
      "pkg_renamed.fam.train cannot be imported: pkg_renamed.fam has no 'train'"),

@@ -1,4 +1,4 @@
-"""Cost-aware curves (analysis.cost): the expected best within a wall-clock budget, checked against Eq. 8
+"""Cost-aware curves (syw.analysis.cost): the expected best within a wall-clock budget, checked against Eq. 8
 where durations are equal and against enumeration where they are not; readable time ticks; time
 crossovers without the flips of nearly equal durations; what ``syw curve --x cost`` writes."""
 from __future__ import annotations
@@ -11,10 +11,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from analysis import expected_max, time_crossovers  # noqa: E402
-from analysis.cli import main  # noqa: E402
-from analysis.cost import cost_curve, round_time_ticks  # noqa: E402
-from figures.plot import duration_label, time_ticks  # noqa: E402
+from syw.analysis import expected_max, time_crossovers  # noqa: E402
+from syw.figures.curve_command import main  # noqa: E402
+from syw.analysis.cost import cost_curve, round_time_ticks  # noqa: E402
+from syw.figures.plot import duration_label, time_ticks  # noqa: E402
 
 
 @pytest.mark.parametrize("workers", [1, 3])

@@ -5,9 +5,9 @@ import zipfile
 import numpy as np
 import pytest
 
-import data.glove as glove
-from data.download import DataError
-from data.glove import PADDING, load_embeddings
+import syw.data.glove as glove
+from syw.errors import DataError
+from syw.data.glove import PADDING, load_embeddings
 from tests.fixtures_sst import glove_vectors, write_glove_text, write_kumo_folder
 
 VOCAB = [PADDING, "@@UNKNOWN@@", "great", "the", "awful", "masterful", "zzz-not-in-glove"]

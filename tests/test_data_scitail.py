@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import data.scitail as scitail
-from data.download import DataError
-from data.inputs import recording, sha256_of
-from experiments.records import iter_records
+import syw.data.scitail as scitail
+from syw.errors import DataError
+from syw.data.inputs import recording, sha256_of
+from syw.records import iter_records
 from tests.runner_util import run
 
 TSV = "scitail/SciTailV1.1/tsv_format"
@@ -106,13 +106,13 @@ def test_the_rebuilt_train_split_reads_23596_pairs_and_is_named_rebuilt():
         assert scitail.is_rebuilt(data / TSV / f"scitail_1.0_{split}.tsv", "tsv_format", split)
 
 
-# --- DGEM's approximate structures, cached by the rules' version (data.dgem_structure) ---
+# --- DGEM's approximate structures, cached by the rules' version (syw.data.dgem_structure) ---
 
 HYPOTHESES = [("Cells", "divide", "in", "two", "."), ("Plants", "are", "green", "."), ("Water",)]
 
 
 def test_approximate_structures_are_cached_under_the_rules_version(tmp_path, monkeypatch):
-    import data.dgem_structure as dgem_structure
+    import syw.data.dgem_structure as dgem_structure
 
     direct = [dgem_structure.approximate_structure(h) for h in HYPOTHESES]
     assert direct[1] == "Plants<>are<>green ."
@@ -129,7 +129,7 @@ def test_approximate_structures_are_cached_under_the_rules_version(tmp_path, mon
 
 
 def test_an_unreadable_structure_cache_is_built_again(tmp_path):
-    from data.dgem_structure import approximate_structure, approximate_structures
+    from syw.data.dgem_structure import approximate_structure, approximate_structures
 
     approximate_structures(HYPOTHESES, tmp_path)
     (cached,) = tmp_path.glob("dgem-approximate-v1-*.json")
@@ -143,7 +143,7 @@ def test_an_unreadable_structure_cache_is_built_again(tmp_path):
 @pytest.mark.slow
 @pytest.mark.skipif(real_scitail_dir() is None, reason=f"set SYW_DATA_DIR to a folder with {TSV}/")
 def test_every_train_hypothesis_gets_an_approximate_structure(tmp_path):
-    from data.dgem_structure import approximate_structures, parse_structure
+    from syw.data.dgem_structure import approximate_structures, parse_structure
 
     pairs = scitail.read_official(real_scitail_dir(), "train", "tsv_format")
     structures = approximate_structures([ex.hypothesis for ex in pairs], tmp_path)

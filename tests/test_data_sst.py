@@ -7,10 +7,11 @@ from collections import Counter
 
 import pytest
 
-import data.download as download
-import data.sst as sst
-from data.download import DataError, DataMissingError, fetch
-from data.sst import Example, parse_tree, read_sst
+import syw.data.download as download
+import syw.data.sst as sst
+from syw.errors import DataError, DataMissingError
+from syw.data.download import fetch
+from syw.data.sst import Example, parse_tree, read_sst
 from tests.fixtures_sst import real_data_dir, requires_real_sst, write_sst_fixture
 
 TREES = [
@@ -123,7 +124,7 @@ def test_missing_file_without_network_names_url_and_folder(tmp_path, monkeypatch
     message = str(err.value)
     assert isinstance(err.value, FileNotFoundError)
     assert download.SST_URL in message and str(tmp_path / "sst") in message
-    assert "SYW_DATA_DIR" in message and "python -m data.download sst" in message
+    assert "SYW_DATA_DIR" in message and "syw download sst" in message
     assert not list((tmp_path / "sst").iterdir())  # no partial files left behind
 
 

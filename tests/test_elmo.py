@@ -1,4 +1,4 @@
-"""models/elmo*.py, models/bilm.py: ELMo against TensorFlow's outputs on the fixture, and hand cases."""
+"""models/elmo/elmo*.py, models/elmo/bilm.py: ELMo against TensorFlow's outputs on the fixture, and hand cases."""
 from __future__ import annotations
 
 import json
@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 import torch
 
-from data.download import DataError, DataMissingError
-from models.bilm import BiLm, BiLmOptions
-from models.elmo import Elmo
-from models.elmo_chars import (BOS_IDS, EOS_IDS, add_sentence_boundaries, batch_to_ids,
+from syw.errors import DataError, DataMissingError
+from syw.models.elmo.bilm import BiLm, BiLmOptions
+from syw.models.elmo.elmo import Elmo
+from syw.models.elmo.chars import (BOS_IDS, EOS_IDS, add_sentence_boundaries, batch_to_ids,
                                remove_sentence_boundaries, word_to_char_ids)
-from models.elmo_io import load_bilm, save_bilm
-from models.elmo_lstm import BiProjectedLstmLayer, ElmoLstm
+from syw.models.elmo.io import load_bilm, save_bilm
+from syw.models.elmo.lstm import BiProjectedLstmLayer, ElmoLstm
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = BiLmOptions(char_dim=4, filters=((1, 4), (2, 8), (3, 8)), n_highway=2, n_characters=262,

@@ -5,7 +5,7 @@ import statistics
 
 import pytest
 
-from analysis import expected_max, expected_max_std, expected_max_unbiased
+from syw.analysis import expected_max, expected_max_std, expected_max_unbiased
 from tests import oracle
 
 CASES = [

@@ -3,10 +3,10 @@ which target and where that target comes from; a family keeps its colour in anyo
 import numpy as np
 import pytest
 
-from figures import plot
-from figures.__main__ import main
-from figures.sources import Group
-from figures.specs import FIGURES
+from syw.figures import plot
+from syw.figures.__main__ import main
+from syw.figures.sources import Group
+from syw.figures.specs import FIGURES
 from tests.fake_records import write_study
 
 

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from data.download import DataError
-from figures import sources
-from figures.__main__ import main
-from figures.specs import FIGURES
+from syw.errors import DataError
+from syw.figures import sources
+from syw.figures.__main__ import main
+from syw.figures.specs import FIGURES
 from tests.fake_records import spec_for_paper_file, use_paper_file, write_paper_file, write_study
 
 STUDIES = {
@@ -49,8 +49,8 @@ def test_each_figure_renders_from_paper_layout(tmp_path, monkeypatch, number):
 
 
 def test_curves_stop_at_the_trials_there_are(tmp_path):
-    from analysis import expected_max
-    from figures import as_run, budgets, plot, report
+    from syw.analysis import expected_max
+    from syw.figures import as_run, budgets, plot, report
 
     scores = np.array([0.3, 0.5, 0.4, 0.2, 0.45])
     group = sources.Group("cnn", "CNN", scores, None)
@@ -66,7 +66,7 @@ def test_curves_stop_at_the_trials_there_are(tmp_path):
 
 def test_colours_follow_the_family_not_its_place_in_the_list(records, tmp_path, monkeypatch):
     """Before, the i-th curve took the i-th colour: with LR's records empty, the CNN was drawn in LR's blue."""
-    from figures import plot
+    from syw.figures import plot
 
     drawn = []
     monkeypatch.setattr(plot.plt, "close", drawn.append)
@@ -80,8 +80,8 @@ def test_colours_follow_the_family_not_its_place_in_the_list(records, tmp_path, 
 
 
 def test_every_family_has_a_style_and_families_drawn_together_differ():
-    from figures import as_run, plot
-    from experiments.space import study_config
+    from syw.figures import as_run, plot
+    from syw.experiments.space import study_config
 
     for study in ("sst5", "sst5_as_run", "sst5_as_run_random", "sst5_as_run_replay", "sst2_bcn", "scitail", "squad"):
         families = list(study_config(study)["families"])
@@ -176,7 +176,7 @@ def test_budget_table_says_which_figures_have_no_records(records, tmp_path):
     assert main(["budgets", "--results", str(records), "--out", str(out)]) == 0
     assert set(pd.read_csv(out / "budgets_ours.csv").study) == {"sst5", "scitail", "squad"}
     tail = (out / "budgets_ours.md").read_text().split("## Figure 2: no table")[1]
-    assert "/sst2_bcn nor in " in tail and "/sst2_bcn_reduced_7_epochs: run `python -m experiments.run study=sst2_bcn_reduced_7_epochs`" in tail
+    assert "/sst2_bcn nor in " in tail and "/sst2_bcn_reduced_7_epochs: run `syw run study=sst2_bcn_reduced_7_epochs`" in tail
 
 
 def test_fig1_runs_study_when_records_missing(tmp_path, monkeypatch, capsys):
@@ -214,7 +214,7 @@ def test_report_fills_every_checklist_item_from_records(tmp_path):
     # give the records real assignments so the best-assignment column is filled
     import json
 
-    from experiments.space import load_family
+    from syw.experiments.space import load_family
 
     for name, stem in (("lr", "sst5_lr"), ("cnn", "sst5_cnn")):
         path = results / "sst5" / f"{name}.jsonl"
@@ -237,8 +237,8 @@ def test_report_fills_every_checklist_item_from_records(tmp_path):
 def test_report_of_a_study_that_minimizes(tmp_path, monkeypatch):
     import json
 
-    from analysis import expected_max
-    from figures import report
+    from syw.analysis import expected_max
+    from syw.figures import report
 
     results = tmp_path / "results"
     write_study(results, "sst5", STUDIES[1][1], n=12)
@@ -261,7 +261,7 @@ def test_report_marks_missing_items(tmp_path):
 
 
 def test_fig1_as_run_variant_and_comparison(records, tmp_path, monkeypatch):
-    from figures import as_run
+    from syw.figures import as_run
 
     monkeypatch.setattr(as_run.compare_fig1, "__defaults__", (tmp_path / "no_paper_files",))
     write_study(records, "sst5_as_run", {"lr": (0.34, 0.03, 1.5), "cnn": (0.27, 0.05, 40)}, seed=3)
@@ -300,7 +300,7 @@ def set_learning_rates(path):
 
 
 def test_as_run_comparison_against_the_authors_file(records, tmp_path, monkeypatch):
-    from figures.as_run import compare_fig1
+    from syw.figures.as_run import compare_fig1
 
     folder = tmp_path / "paper"
     path = write_paper_file(folder, 1)
@@ -337,7 +337,7 @@ def test_as_run_comparison_against_the_authors_file(records, tmp_path, monkeypat
 def test_report_from_paper_layout_fills_what_the_file_has(tmp_path):
     path = write_paper_file(tmp_path / "paper", 3, n=20)
     spec = FIGURES[3]
-    from figures import report
+    from syw.figures import report
 
     original = FIGURES[3]
     FIGURES[3] = spec_for_paper_file(3, path)
@@ -355,7 +355,7 @@ def test_report_from_paper_layout_fills_what_the_file_has(tmp_path):
 def test_fig1_guide_label_is_inside_the_axes_and_clear_of_the_curves(records, tmp_path, monkeypatch):
     """The budget-inference label ("0.395 at n = 3") crosses no curve and is not clipped, for the
     committed sst5 records and for generated ones."""
-    from figures import plot
+    from syw.figures import plot
 
     drawn = []
     monkeypatch.setattr(plot.plt, "close", drawn.append)  # keep the figures to measure them
@@ -377,7 +377,7 @@ def test_fig1_guide_label_is_inside_the_axes_and_clear_of_the_curves(records, tm
 
 
 def test_budgets_set_each_familys_trials_to_reach_its_reported_number_beside_the_authors():
-    from figures.budgets import beside_theirs
+    from syw.figures.budgets import beside_theirs
 
     spec = FIGURES[3]
     ours = [sources.Group("ngram", "n-gram", np.array([0.60, 0.70, 0.50]), np.array([2.0, 2.0, 2.0])),
@@ -391,7 +391,7 @@ def test_budgets_set_each_familys_trials_to_reach_its_reported_number_beside_the
 
 
 def test_budgets_state_which_family_leads_over_which_stretch_of_time_ours_and_theirs(tmp_path):
-    from figures.budgets import budget_rows, leads_by_time, leads_in, leads_text, write
+    from syw.figures.budgets import budget_rows, leads_by_time, leads_in, leads_text, write
 
     spec = FIGURES[2]
     ours = [sources.Group("glove", "GloVe", np.array([0.80, 0.80]), np.array([60.0, 60.0])),

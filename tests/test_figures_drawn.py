@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
-from analysis.cli import main as syw
-from figures import plot, sources
-from figures.__main__ import main
-from figures.specs import FIGURES
+from syw.figures.curve_command import main as syw
+from syw.figures import plot, sources
+from syw.figures.__main__ import main
+from syw.figures.specs import FIGURES
 from tests import oracle
 from tests.fake_records import write_study
 

@@ -1,8 +1,8 @@
 """Figures 2-4 draw the reduced study, saying so in the title, when the full study has no records."""
 import matplotlib.pyplot as plt
 
-from figures import __main__ as cli
-from figures.specs import FIGURES
+from syw.figures import __main__ as cli
+from syw.figures.specs import FIGURES
 from tests.fake_records import write_study
 
 SCITAIL = {"ngram": (0.62, 0.05, 2.0), "dam": (0.66, 0.05, 60.0), "esim": (0.64, 0.06, 300.0), "dgem": (0.6, 0.05, 100.0)}
@@ -32,7 +32,7 @@ def test_budgets_list_the_reduced_study(tmp_path):
 
 
 def test_round_time_ticks_fall_inside_the_range_and_thin_out():
-    from figures.plot import ROUND_DURATIONS, round_time_ticks
+    from syw.figures.plot import ROUND_DURATIONS, round_time_ticks
     assert round_time_ticks(1200, 7200) == {"20min": 1200.0, "1h": 3600.0, "2h": 7200.0}
     wide = round_time_ticks(60, 40 * 86400)  # all 15 round durations lie inside: every 3rd, 5 of them
     assert list(wide) == ["1min", "10min", "2h", "1d", "8d"]

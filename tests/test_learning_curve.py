@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from figures.learning_curve import curves, flattening_epoch, main
+from syw.figures.learning_curve import curves, flattening_epoch, main
 
 
 @pytest.mark.parametrize("dev, tolerance, maximize, expected", [
@@ -25,7 +25,7 @@ def test_flattening_epoch_rejects(dev, tolerance):
 
 
 def test_the_files_come_from_the_records(tmp_path, monkeypatch):
-    import figures.learning_curve as lc
+    import syw.figures.learning_curve as lc
 
     monkeypatch.setattr(lc, "study_config", lambda study: {"families": {"dam": "x", "esim": "y"}})
     folder = tmp_path / "s"
@@ -44,7 +44,7 @@ def test_the_files_come_from_the_records(tmp_path, monkeypatch):
 
 
 def test_no_curve_is_one_error(tmp_path, monkeypatch, capsys):
-    import figures.learning_curve as lc
+    import syw.figures.learning_curve as lc
 
     monkeypatch.setattr(lc, "study_config", lambda study: {"families": {"dam": "x"}})
     assert main(["--study", "s", "--results", str(tmp_path)]) == 2

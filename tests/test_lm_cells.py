@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from models.modules.recurrent_cells import CappedLstmCell, NasCell, RhnCell
+from syw.models.modules.recurrent_cells import CappedLstmCell, NasCell, RhnCell
 
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import data.lm as lm
-from data.download import DataError, DataMissingError
-from data.inputs import recording
+import syw.data.lm as lm
+from syw.errors import DataError, DataMissingError
+from syw.data.inputs import recording
 
 TEXT = " the cat sat \n\n a dog <unk> \n"
 REAL = Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None

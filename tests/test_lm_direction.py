@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from experiments.progress import Progress
-from models.trainer import fit
+from syw.experiments.progress import Progress
+from syw.models.trainer import fit
 from tests.runner_util import records, run
 
 

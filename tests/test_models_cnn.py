@@ -5,10 +5,10 @@ import pytest
 import torch
 from torch import nn
 
-import models.cnn as cnn
-import models.modules.cnn_encoder as cnn_encoder
-import models.tasks.sentence as sentence
-from experiments.context import TrialContext
+import syw.models.cnn as cnn
+import syw.models.modules.cnn_encoder as cnn_encoder
+import syw.models.tasks.sentence as sentence
+from syw.context import TrialContext
 from tests.fixtures_sst import (glove_vectors, real_data_dir, requires_real_sst, write_glove_text,
                                 write_sst_fixture)
 

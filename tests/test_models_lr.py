@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import models.logistic_regression as lr
-from models.tasks.sentence import dataset_key, load_texts
-from experiments.context import TrialContext
+import syw.models.logistic_regression as lr
+from syw.models.tasks.sentence import dataset_key, load_texts
+from syw.context import TrialContext
 from tests.fixtures_sst import real_data_dir, requires_real_sst, write_sst_fixture
 
 SST5 = dataset_key({"name": "sst", "granularity": "fine"})

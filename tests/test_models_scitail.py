@@ -5,11 +5,11 @@ import math
 import pytest
 import torch
 
-from experiments.context import TrialContext
-from experiments.settings import resolve
-from models import dam, dgem, esim, ngram
-from models.tasks import pair
-from models.trainer import build_optimizer
+from syw.context import TrialContext
+from syw.settings import resolve
+from syw.models import dam, dgem, esim, ngram
+from syw.models.tasks import pair
+from syw.models.trainer import build_optimizer
 
 FF = {"layers": 1, "hidden_dims": 16, "activation": "relu", "dropout": 0.0}
 BASE = {"epochs": 1, "patience": None, "batch_size": 16, "lr": 1e-3, "optimizer": "adam", "embedding": "unused"}
@@ -79,7 +79,7 @@ def first_step_gradients(monkeypatch, tmp_path, params) -> list[torch.Tensor]:
 
 def test_dam_clamps_each_gradient_element_at_grad_clipping(monkeypatch, tmp_path):
     """Table 7 as run: each gradient element is clamped to [-c, c] before the step (AllenNLP's grad_clipping)."""
-    from experiments.space import load_family
+    from syw.experiments.space import load_family
 
     assert "grad_clipping" in load_family("scitail_dam_as_run").search
     params = {**PARAMS["dam"], "epochs": 1}
@@ -127,7 +127,7 @@ def test_each_model_overfits_100_generated_pairs(name):
 
 
 def test_dgem_graph_from_a_structure_string():
-    from data.dgem_structure import parse_structure
+    from syw.data.dgem_structure import parse_structure
 
     nodes, edges = parse_structure("Water<>turns<>into vapor by heating$$$Water<>boils<>L:in a kettle on the stove")
     assert nodes == [("Water",), ("turns",), ("into", "vapor", "by", "heating"), ("vapor",), ("heating",), ("boils",),
@@ -137,7 +137,7 @@ def test_dgem_graph_from_a_structure_string():
 
 
 def test_dgem_approximate_structure_splits_at_the_first_auxiliary():
-    from data.dgem_structure import approximate_structure, parse_structure
+    from syw.data.dgem_structure import approximate_structure, parse_structure
 
     assert approximate_structure("The behavior of gases is explained by kinetic theory".split()) == \
         "The behavior of gases<>is explained<>by kinetic theory"

@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from models.modules import (BilinearSimilarity, SelfAttentivePooling, TrilinearSimilarity, dot_similarity,
+from syw.models.modules import (BilinearSimilarity, SelfAttentivePooling, TrilinearSimilarity, dot_similarity,
                             masked_log_softmax, masked_max, masked_mean, masked_min, masked_softmax,
                             replace_masked_values, weighted_sum)
 

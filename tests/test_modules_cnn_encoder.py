@@ -3,7 +3,7 @@ import pytest
 import torch
 from torch import nn
 
-from models.modules import CnnEncoder
+from syw.models.modules import CnnEncoder
 
 
 def hand_encoder():

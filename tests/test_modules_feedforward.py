@@ -7,7 +7,7 @@ import torch
 import yaml
 from torch import nn
 
-from models.modules import FeedForward, feedforward_from, init_linear_
+from syw.models.modules import FeedForward, feedforward_from, init_linear_
 
 SEARCH_SPACES = Path(__file__).resolve().parents[1] / "conf" / "search_space"
 

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from models.modules import Highway, Maxout, ScalarMix
+from syw.models.modules import Highway, Maxout, ScalarMix
 
 
 def test_highway_gate_bias_starts_at_one_and_mixes_by_hand():

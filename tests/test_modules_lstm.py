@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from models.modules import LstmEncoder, VariationalDropout
+from syw.models.modules import LstmEncoder, VariationalDropout
 
 
 def one_unit_encoder(bidirectional):

@@ -1,8 +1,8 @@
 """models/modules/padded_lstm.py: the unpacked biLSTM gives the packed encoder's outputs."""
 import torch
 
-from models.modules import LstmEncoder
-from models.modules.padded_lstm import PaddedLstmEncoder, reverse_within
+from syw.models.modules import LstmEncoder
+from syw.models.modules.padded_lstm import PaddedLstmEncoder, reverse_within
 
 
 def test_reverse_within_each_rows_length():

@@ -4,10 +4,10 @@ import dataclasses
 
 import pytest
 
-from experiments.context import TrialContext
-from experiments.settings import resolve
-from models import dgem, ngram
-from models.tasks import pair
+from syw.context import TrialContext
+from syw.settings import resolve
+from syw.models import dgem, ngram
+from syw.models.tasks import pair
 from tests.test_models_scitail import PARAMS
 
 

@@ -7,10 +7,10 @@ finds them (figures/sources.py): $SYW_DATA_DIR/authors_trials/ (CI, no network) 
 """
 import pytest
 
-from analysis import budget_to_reach, crossovers, expected_max, expected_max_std
-from figures.budgets import leads_by_time
-from figures.sources import from_paper
-from figures.specs import FIGURES
+from syw.analysis import budget_to_reach, crossovers, expected_max, expected_max_std
+from syw.figures.budgets import leads_by_time
+from syw.figures.sources import from_paper
+from syw.figures.specs import FIGURES
 from tests import oracle
 
 pytestmark = pytest.mark.paperdata

@@ -1,4 +1,4 @@
-"""models/pretrain_bilm.py and data/bilm_corpus.py: the language-model targets, the sampled softmax,
+"""models/elmo/pretrain.py and data/bilm_corpus.py: the language-model targets, the sampled softmax,
 the corpus, and a few steps on a tiny corpus that write a biLM the ELMo loader reads, going on from
 the checkpoint when run again."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import torch
 
-from data.bilm_corpus import build_vocabulary, pieces, read_corpus, read_text_corpus, text_documents
-from data.download import file_digest
-from models.elmo_io import load_bilm, options_from_json, options_to_json, weights_sha256
-from models.pretrain_bilm import (Encoded, LanguageModel, bilm_options, log_uniform_log_q, main,
+from syw.data.bilm_corpus import build_vocabulary, pieces, read_corpus, read_text_corpus, text_documents
+from syw.data.download import file_digest
+from syw.models.elmo.io import load_bilm, options_from_json, options_to_json, weights_sha256
+from syw.models.elmo.pretrain import (Encoded, LanguageModel, bilm_options, log_uniform_log_q, main,
                                   sampled_softmax_loss)
 from tests.fixtures_sst import write_sst_fixture
 
@@ -28,8 +28,8 @@ def test_options_round_trip_through_json():
 
 
 def test_default_biLM_is_the_one_the_reduced_study_reads(monkeypatch):
-    from experiments.space import load_family
-    from models.pretrain_bilm import default_out
+    from syw.experiments.space import load_family
+    from syw.models.elmo.pretrain import default_out
 
     monkeypatch.delenv("SYW_CACHE_DIR", raising=False)
     folder = default_out(bilm_options())

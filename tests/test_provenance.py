@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.provenance import main
+from syw.experiments.provenance import main
 from tests.fake_records import write_study
 from tests.fixtures_sst import write_sst_fixture
 
@@ -17,9 +17,9 @@ def test_provenance_from_records(tmp_path):
     main([str(folder), "--data-dir", str(data)])
     text = (folder / "PROVENANCE.md").read_text()
     assert "| lr | 4 | 4 | 0 |" in text and "| cnn | 4 | 4 | 0 |" in text
-    assert "`python -m experiments.run study=sst5` (8 trials)" in text
+    assert "`syw run study=sst5` (8 trials)" in text
     assert "`abc123` (8 trials)" in text and "Test CPU, 2 cores, GPU: none" in text
-    from data.download import file_digest
+    from syw.data.download import file_digest
 
     assert f"`sst/train.txt`: {file_digest(data / 'sst' / 'train.txt', 'md5')}" in text
 
@@ -33,7 +33,7 @@ def test_provenance_lists_the_files_of_the_studys_dataset_block(tmp_path, monkey
     other = write_study(tmp_path / "results", "toy", {"toy": (0.5, 0.1, 1.0)}, n=2)
     main([str(other), "--data-dir", str(data)])
     assert "sst/" not in (other / "PROVENANCE.md").read_text()  # the toy reads no data set
-    import experiments.provenance as provenance
+    import syw.experiments.provenance as provenance
 
     monkeypatch.setattr(provenance, "study_config", lambda study: {"dataset": {"name": "sst"}})
     main([str(other), "--data-dir", str(data)])
@@ -83,7 +83,7 @@ def sha256(path: Path) -> str:
 
 
 def test_a_files_sha256_is_computed_once_per_process_and_version(tmp_path, monkeypatch):
-    import data.inputs as inputs
+    import syw.data.inputs as inputs
 
     calls = []
     monkeypatch.setattr(inputs, "file_digest", lambda path, algorithm: calls.append(path) or "d")
@@ -98,7 +98,7 @@ def test_a_files_sha256_is_computed_once_per_process_and_version(tmp_path, monke
 
 
 def test_a_cached_loader_notes_its_files_on_every_call(tmp_path):
-    from data.inputs import cache_noting_inputs, note_input, recording
+    from syw.data.inputs import cache_noting_inputs, note_input, recording
 
     opened = []
 
@@ -120,7 +120,7 @@ def trials_in_process(monkeypatch, family, study: str, dataset: dict, paths: dic
     in one reused Ray worker), with Ray Tune's report captured."""
     import ray.tune
 
-    from experiments.trial import run_trial
+    from syw.experiments.trial import run_trial
 
     reported = []
     monkeypatch.setattr(ray.tune, "report", lambda metrics: reported.append(metrics["record"]))
@@ -131,7 +131,7 @@ def trials_in_process(monkeypatch, family, study: str, dataset: dict, paths: dic
 
 
 def test_every_toy_record_has_the_checksum_of_its_data_file(tmp_path, monkeypatch):
-    from experiments.space import load_family
+    from syw.experiments.space import load_family
 
     data_file = tmp_path / "toy_data.txt"
     data_file.write_text("some data\n")
@@ -148,7 +148,7 @@ def test_every_toy_record_has_the_checksum_of_its_data_file(tmp_path, monkeypatc
 def test_every_lr_record_has_the_checksums_of_the_sst_files_it_read(tmp_path, monkeypatch):
     """Two LR trials in one process: the second reads nothing (every loader's cache hits) and still
     names both files."""
-    from experiments.space import load_family, study_config
+    from syw.experiments.space import load_family, study_config
 
     data = write_sst_fixture(tmp_path / "data")
     paths = {"data_dir": str(data), "cache_dir": str(tmp_path / "cache")}
@@ -174,7 +174,7 @@ def test_the_lr_studys_records_name_the_sst_files_through_the_runner(tmp_path):
 
 
 def test_nested_recordings_each_see_what_was_noted_while_they_were_open(tmp_path):
-    from data.inputs import note_input, recording
+    from syw.data.inputs import note_input, recording
 
     with recording() as outer:
         with recording() as empty:  # closed while equal to the outer one: the outer one stays open

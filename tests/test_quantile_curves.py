@@ -1,4 +1,4 @@
-"""Median and other quantile tuning curves (analysis.bands, ``syw curve --statistic``): the curve against
+"""Median and other quantile tuning curves (syw.analysis.bands, ``syw curve --statistic``): the curve against
 its definition, its simultaneous band's coverage by simulation, and what syw writes with it."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.bands import confidence_bands, parse_statistic, tuning_curve
-from analysis.cli import main
+from syw.analysis.bands import confidence_bands, parse_statistic, tuning_curve
+from syw.figures.curve_command import main
 from tests.synthetic_scores import BIMODAL, STEADY
 
 

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from data.download import DataMissingError
-from experiments.replay import ReplayError, read_cell
-from experiments.space import ConfigError, load_family
-from figures.specs import FIGURES
+from syw.errors import DataMissingError
+from syw.experiments.replay import ReplayError, read_cell
+from syw.errors import ConfigError
+from syw.experiments.space import load_family
+from syw.figures.specs import FIGURES
 from tests import oracle
 
 HEADER = "kind\tlearning_rate\tsizes\tfilters\tstop\tweighting\n"
@@ -24,7 +25,7 @@ def write_case(folder: Path, rows=ROWS, sha256: str | None = None, extra_columns
     (folder / "trials.tsv").write_text(HEADER + "".join(rows))
     digest = f'  sha256: "{sha256}"\n' if sha256 else ""
     (folder / "fam.yaml").write_text(f"""label: Replayed
-train: {{_target_: models.toy.train}}
+train: {{_target_: syw.models.toy.train}}
 search:
   lr: {{distribution: uniform, low: 1.0e-6, high: 0.1}}
   max_filter_size: {{distribution: uniform_int, low: 3, high: 6, exclusive_high: true}}

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from experiments.records import RecordError, RecordsWriter
-from experiments.reseed import best_trials, jobs_for, reseed_path
-from experiments.space import ConfigError, load_family
-from figures.seeds import MELIS_RATIO, gap_rows, markdown, seed_rows
+from syw.records import RecordError, RecordsWriter
+from syw.experiments.reseed import best_trials, jobs_for, reseed_path
+from syw.errors import ConfigError
+from syw.experiments.space import load_family
+from syw.figures.seeds import MELIS_RATIO, gap_rows, markdown, seed_rows
 from tests.runner_util import REPO, records, run, runner_env
 
 TOY = load_family("toy")
@@ -99,7 +100,7 @@ def test_the_seed_report_by_hand(tmp_path):
 def test_bad_reseed_settings_exit_2(tmp_path):
     for override, says in (("reseed.best=0", "reseed.best: must be a positive whole number"),
                            ("reseed.seeds=two", "reseed.seeds: must be a positive whole number")):
-        done = subprocess.run([sys.executable, "-m", "experiments.reseed", "study=toy", override, f"paths.results_dir={tmp_path}"],
+        done = subprocess.run([sys.executable, "-m", "syw", "reseed", "study=toy", override, f"paths.results_dir={tmp_path}"],
                               cwd=REPO, env=runner_env(), capture_output=True, text=True, timeout=120)
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert done.returncode == 2 and len(lines) == 1 and says in lines[0], done.stderr
@@ -109,7 +110,7 @@ def test_bad_reseed_settings_exit_2(tmp_path):
 @pytest.mark.slow
 def test_reruns_on_ray_train_with_the_seeds_they_record(tmp_path):
     assert run("study=toy", "trials=4", f"paths.results_dir={tmp_path}").returncode == 0
-    command = [sys.executable, "-m", "experiments.reseed", "study=toy", "reseed.best=2", "reseed.seeds=2", f"paths.results_dir={tmp_path}"]
+    command = [sys.executable, "-m", "syw", "reseed", "study=toy", "reseed.best=2", "reseed.seeds=2", f"paths.results_dir={tmp_path}"]
     done = subprocess.run(command, cwd=REPO, env=runner_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = records(tmp_path / "toy" / "reseed" / "toy.jsonl")

@@ -56,7 +56,7 @@ def test_a_family_can_have_its_own_trial_count(tmp_path):
 def test_bad_family_file_named(tmp_path):
     (tmp_path / "fam").mkdir()
     (tmp_path / "fam" / "broken.yaml").write_text(
-        "label: x\ntrain: {_target_: models.toy.train}\nsearch:\n  lr: {distribution: loguniform, low: 0.0, high: 1.0}\n"
+        "label: x\ntrain: {_target_: syw.models.toy.train}\nsearch:\n  lr: {distribution: loguniform, low: 0.0, high: 1.0}\n"
     )
     msg = _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", "study.families={toy: broken}")
     assert f"{tmp_path / 'fam' / 'broken.yaml'}: search.lr.low" in msg
@@ -66,16 +66,16 @@ def test_bad_family_file_named(tmp_path):
 def test_a_target_that_cannot_be_imported_stops_even_a_dry_run(tmp_path, dry_run):
     (tmp_path / "fam").mkdir()
     (tmp_path / "fam" / "typo.yaml").write_text(
-        "label: x\ntrain: {_target_: models.nosuch.train}\nsearch:\n  lr: {distribution: loguniform, low: 0.001, high: 1.0}\n"
+        "label: x\ntrain: {_target_: syw.models.nosuch.train}\nsearch:\n  lr: {distribution: loguniform, low: 0.001, high: 1.0}\n"
     )
     msg = _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", "study.families={toy: typo}",
                f"dry_run={dry_run}")
-    assert msg == (f"error: {tmp_path / 'fam' / 'typo.yaml'}: train._target_: models.nosuch.train cannot be imported: "
-                   "there is no module models.nosuch (family 'toy')")
+    assert msg == (f"error: {tmp_path / 'fam' / 'typo.yaml'}: train._target_: syw.models.nosuch.train cannot be imported: "
+                   "there is no module syw.models.nosuch (family 'toy')")
 
 
 def test_records_of_another_seed_are_not_resumed(tmp_path):
-    from experiments.space import load_family
+    from syw.experiments.space import load_family
 
     params = load_family("toy", name="toy").params(0, 0)
     records = tmp_path / "results" / "toy" / "toy.jsonl"
@@ -93,7 +93,7 @@ def test_records_of_another_seed_are_not_resumed(tmp_path):
 
 
 def test_training_function_found_in_source_without_importing_it(tmp_path):
-    from experiments.source import defined_in_source
+    from syw.experiments.source import defined_in_source
 
     source = ("import sys\nraise ImportError('not to be run')\n"
               "def train(p, ctx):\n    pass\nalias = train\nlimit: int = 3\n"
@@ -108,10 +108,10 @@ def test_training_function_found_in_source_without_importing_it(tmp_path):
 def test_family_whose_function_is_missing_from_its_module(tmp_path):
     (tmp_path / "fam").mkdir()
     (tmp_path / "fam" / "typo.yaml").write_text(
-        "label: x\ntrain: {_target_: models.toy.trian}\nsearch:\n  lr: {distribution: loguniform, low: 0.001, high: 1.0}\n"
+        "label: x\ntrain: {_target_: syw.models.toy.trian}\nsearch:\n  lr: {distribution: loguniform, low: 0.001, high: 1.0}\n"
     )
     msg = _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", "study.families={toy: typo}")
-    assert f"{tmp_path / 'fam' / 'typo.yaml'}: train._target_: models.toy.trian cannot be imported: models.toy has no 'trian'" in msg
+    assert f"{tmp_path / 'fam' / 'typo.yaml'}: train._target_: syw.models.toy.trian cannot be imported: syw.models.toy has no 'trian'" in msg
 
 
 def _replay_family(tmp_path, rows: str, file: str = "trials.tsv") -> str:
@@ -155,7 +155,7 @@ def test_dry_run_every_study(tmp_path, study):
 def test_progress_counts_records_from_before_a_resume(capsys):
     from types import SimpleNamespace
 
-    from experiments.progress import Progress
+    from syw.experiments.progress import Progress
 
     written = []
     earlier = [{"trial": 0, "status": "ok", "value": 0.41, "duration_seconds": 100.0},
@@ -172,7 +172,7 @@ def test_progress_counts_records_from_before_a_resume(capsys):
 def test_suite_commit_is_dirty_for_code_changes_not_for_records(tmp_path, monkeypatch):
     import subprocess
 
-    import experiments.trial as run_module
+    import syw.experiments.trial as run_module
 
     def git(*args):
         subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=tmp_path, check=True, capture_output=True)
@@ -197,13 +197,13 @@ def test_suite_commit_is_dirty_for_code_changes_not_for_records(tmp_path, monkey
     ("ray://127.0.0.1:10001", True), ("10.1.2.3:6379", False), ("ray://head.example.org:10001", False),
 ])
 def test_on_loopback(address, loopback):
-    from experiments.cluster import on_loopback
+    from syw.experiments.cluster import on_loopback
 
     assert on_loopback(address) is loopback
 
 
 def test_cluster_to_join_resolves_the_address_as_ray_does(tmp_path, monkeypatch):
-    from experiments.cluster import cluster_to_join
+    from syw.experiments.cluster import cluster_to_join
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ray_start import ONE_START
-from experiments.records import RecordsBusy, RecordsWriter, done_indices, iter_records
-from experiments.space import load_family
+from syw.records import RecordsBusy, RecordsWriter, done_indices, iter_records
+from syw.experiments.space import load_family
 from tests.runner_util import REPO, records, run, runner_env
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -92,7 +92,7 @@ def test_local_ray_stays_on_loopback_without_the_variable(tmp_path):
 
 STOP_LOCAL_RAY = """
 import time
-from experiments.cluster import start_ray, stop_ray
+from syw.experiments.cluster import start_ray, stop_ray
 import ray
 start_ray("local", 0)
 monitor = ray._private.worker._global_node.all_processes["monitor"][0].process
@@ -128,7 +128,7 @@ def test_local_ray_retries_connects_every_tenth_of_a_second():
 
 def started_until(path: Path, n: int, *overrides: str, **popen) -> subprocess.Popen:
     """The runner started in the background with ``overrides``, once ``path`` holds ``n`` records."""
-    proc = subprocess.Popen([sys.executable, "-m", "experiments.run", *overrides], cwd=REPO, env=runner_env(), **popen)
+    proc = subprocess.Popen([sys.executable, "-m", "syw", "run", *overrides], cwd=REPO, env=runner_env(), **popen)
     deadline = time.time() + 240
     while time.time() < deadline and (not path.exists() or len(records(path)) < n):
         time.sleep(0.2)
@@ -229,7 +229,7 @@ def test_run_against_a_local_ray_cluster(tmp_path):
 
 
 def test_retry_failed_reruns_failed_trials_and_the_latest_record_counts(tmp_path):
-    from experiments.records import load_study
+    from syw.records import load_study
 
     path = tmp_path / "results" / "toy" / "toy.jsonl"
     path.parent.mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""The expected test score of the trial validation selects among n (analysis.selected, issue 37 item 6):
+"""The expected test score of the trial validation selects among n (syw.analysis.selected, issue 37 item 6):
 against enumeration of all N^n draws, and what ``syw curve`` reads and writes with test scores."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.cli import main
-from analysis.selected import selected_test
+from syw.figures.curve_command import main
+from syw.analysis.selected import selected_test
 from tests import oracle
 
 

@@ -4,10 +4,11 @@ import json
 import numpy as np
 import pytest
 
-from data.download import DataError
-from experiments.space import REPO, load_family
-from figures.__main__ import main
-from figures.sensitivity import JITTER, family_records, figure, searched, write
+from syw.errors import DataError
+from syw.paths import REPO
+from syw.experiments.space import load_family
+from syw.figures.__main__ import main
+from syw.figures.sensitivity import JITTER, family_records, figure, searched, write
 
 TOY = load_family("toy")
 

@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from experiments.settings import check_settings, problem, resolve
-from experiments.source import declared_settings
-from experiments.space import ConfigError, load_family
+from syw.settings import check_settings, problem, resolve
+from syw.experiments.source import declared_settings
+from syw.errors import ConfigError
+from syw.experiments.space import load_family
 from tests.runner_util import importable_package, run
 
 DECLARED = {
@@ -42,15 +43,15 @@ def test_problem(value, spec, message):
 
 
 def family(tmp_path, text, name="fam"):
-    (tmp_path / f"{name}.yaml").write_text("label: x\ntrain: {_target_: models.toy.train}\n" + text)
+    (tmp_path / f"{name}.yaml").write_text("label: x\ntrain: {_target_: syw.models.toy.train}\n" + text)
     return load_family(name, dirs=[tmp_path])
 
 
 @pytest.mark.parametrize("text, key, message", [
     ("fixed: {epochs: 3, patiense: 2, optimizer: adam, pair: [1, 2]}\nsearch: {dropout: {distribution: uniform, low: 0, high: 0.5}}",
-     "patiense", "unknown setting: models.toy.train does not read it"),
+     "patiense", "unknown setting: syw.models.toy.train does not read it"),
     ("fixed: {optimizer: adam, pair: [1, 2]}\nsearch: {dropout: {distribution: uniform, low: 0, high: 0.5}}",
-     "epochs", "missing: models.toy.train needs it (int >= 1)"),
+     "epochs", "missing: syw.models.toy.train needs it (int >= 1)"),
     ("fixed: {epochs: 3.5, optimizer: adam, pair: [1, 2]}\nsearch: {dropout: {distribution: uniform, low: 0, high: 0.5}}",
      "fixed.epochs", "must be an int, got 3.5"),
     ("fixed: {epochs: 3, optimizer: adam, pair: [1, 2]}\nsearch: {dropout: {distribution: uniform, low: 0, high: 1.5}}",
@@ -106,7 +107,7 @@ def test_declared_settings_read_from_source_without_importing(tmp_path):
 
 
 def test_every_suite_model_declares_literal_settings():
-    from models import cnn, logistic_regression, toy
+    from syw.models import cnn, logistic_regression, toy
 
     for module in (cnn, logistic_regression, toy):
         assert declared_settings(f"{module.__name__}.train") == module.SETTINGS
@@ -124,6 +125,6 @@ def test_misspelled_fixed_key_exits_2_before_ray(tmp_path, dry_run):
     done = run("study=sst5", "trials=2", f"dry_run={str(dry_run).lower()}", *_misspelled(tmp_path), timeout=120)
     assert done.returncode == 2, done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert lines == [f"error: {tmp_path / 'fam' / 'typo.yaml'}: patiense: unknown setting: models.cnn.train does not "
-                     f"read it (it reads: {', '.join(sorted(declared_settings('models.cnn.train')))})"]
+    assert lines == [f"error: {tmp_path / 'fam' / 'typo.yaml'}: patiense: unknown setting: syw.models.cnn.train does not "
+                     f"read it (it reads: {', '.join(sorted(declared_settings('syw.models.cnn.train')))})"]
     assert "Ray ready" not in done.stdout and not (tmp_path / "results").exists()

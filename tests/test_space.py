@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from experiments.space import CONF_DIR, ConfigError, draw, load_family, sample, trial_rng
+from syw.experiments.space import CONF_DIR, draw, load_family, sample, trial_rng
+from syw.errors import ConfigError
 from tests import oracle
 
 FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))
@@ -113,7 +114,7 @@ BAD = {
 def write_family(folder: Path, name: str, search_block: str, extra: str = "") -> Path:
     path = folder / f"{name}.yaml"
     indented = "\n".join("  " + line for line in search_block.splitlines())
-    path.write_text(f"label: Bad\ntrain: {{_target_: models.toy.train}}\n{extra}search:\n{indented}\n")
+    path.write_text(f"label: Bad\ntrain: {{_target_: syw.models.toy.train}}\n{extra}search:\n{indented}\n")
     return path
 
 

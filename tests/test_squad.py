@@ -11,15 +11,16 @@ import numpy as np
 import pytest
 import torch
 
-from data.download import DataError, DataMissingError
-from data.squad import (FILES, SpanExample, char_span_to_token_span, read_file, read_split, split_file, target_span,
+from syw.errors import DataError, DataMissingError
+from syw.data.squad import (FILES, SpanExample, char_span_to_token_span, read_file, read_split, split_file, target_span,
                         tokenize_with_offsets, window)
-from experiments.context import TrialContext
-from experiments.settings import resolve
-from experiments.space import load_family
-from models import bidaf
-from models.tasks import span, span_rescore
-from models.tasks.squad_metric import score
+from syw.context import TrialContext
+from syw.settings import resolve
+from syw.experiments.space import load_family
+from syw.models import bidaf
+from syw.experiments import rescore as span_rescore
+from syw.models.tasks import span
+from syw.models.tasks.squad_metric import score
 from tests.runner_util import run
 
 PASSAGE = "The U.S.-based firm, Acme (est. 1999), won."  # The|U.S.-based|firm|,|Acme|(|est|.|1999|)|,|won|.
@@ -117,7 +118,7 @@ def test_missing_file_says_what_to_fetch_and_where(tmp_path, monkeypatch):
     def offline(url, dest, **checks):
         raise DataMissingError(f"could not download {url}")
 
-    monkeypatch.setattr("data.squad.fetch", offline)
+    monkeypatch.setattr("syw.data.squad.fetch", offline)
     with pytest.raises(DataMissingError, match=r"train-v1\.1\.json \(md5 981b2.*\) on a machine with internet .* or "
                                                rf"{tmp_path}/squad/train-v1\.1\.reconstructed\.json \(md5 b047d"):
         split_file(tmp_path, "train")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.space import REPO
-from figures.__main__ import main
-from figures.study_readme import ReadmeError, readmes, regenerate
+from syw.paths import REPO
+from syw.figures.__main__ import main
+from syw.figures.study_readme import ReadmeError, readmes, regenerate
 
 RESULTS = REPO / "results"
 

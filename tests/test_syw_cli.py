@@ -1,4 +1,4 @@
-"""``syw curve`` (analysis.cli) on every input it reads: CSV, TSV in the authors' layout, nested JSONL,
+"""``syw curve`` (figures.curve_command) on every input it reads: CSV, TSV in the authors' layout, nested JSONL,
 allentune's results.jsonl, a real Ray Tune run, a real Optuna study; the files it writes; the columns
 it picks or refuses; the forecast on a known distribution; the authors' four files."""
 import itertools
@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from analysis.cli import main
-from analysis.forecast import forecast
-from figures.specs import FIGURES
+from syw.figures.curve_command import main
+from syw.analysis.forecast import forecast
+from syw.figures.specs import FIGURES
 from tests import oracle
 
 
@@ -103,11 +103,13 @@ def test_help_is_enough_to_use_it(capsys):
 def test_entry_points(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("family,value\na,1\na,2\n")
-    done = subprocess.run([sys.executable, "-m", "analysis", "curve", str(path)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "syw", "curve", str(path)], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "1.5000" in done.stdout and (tmp_path / "r_syw" / "report.md").is_file()
     script = Path(sys.executable).with_name("syw")  # [project.scripts] in pyproject.toml
     assert script.is_file() or shutil.which("syw"), "pip install -e . installs the syw command"
+    listed = subprocess.run([str(script) if script.is_file() else "syw", "--help"], capture_output=True, text=True)
+    assert listed.returncode == 0 and all(f"  {name} " in listed.stdout for name in ("curve", "run", "fig", "download"))
 
 
 def test_forecast_of_uniform_scores_is_n_over_n_plus_1():

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.cli import main
+from syw.figures.curve_command import main
 
 Content = Union[str, Callable[[Path], str]]
 
@@ -145,7 +145,7 @@ def test_input_case(case: Case, tmp_path: Path, capsys):
 
 
 def test_a_name_no_font_draws_is_labelled_by_its_place():
-    from figures.plot import drawable
+    from syw.figures.plot import drawable
 
     shown, families = drawable(["lr", "Été", "名前"])
     assert shown["lr"] == "lr" and shown["Été"] == "Été" and families[0] == "DejaVu Sans"

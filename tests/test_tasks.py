@@ -4,10 +4,10 @@ import re
 import pytest
 import torch
 
-from data.download import DataError, DataMissingError
-from data.scitail import PairExample, read_tokenized
-from models.tasks import pair, span
-from models.tasks.squad_metric import exact_match, f1, normalize_answer, score
+from syw.errors import DataError, DataMissingError
+from syw.data.scitail import PairExample, read_tokenized
+from syw.models.tasks import pair, span
+from syw.models.tasks.squad_metric import exact_match, f1, normalize_answer, score
 from tests.fixtures_sst import real_data_dir, requires_real
 
 
@@ -112,7 +112,7 @@ def _official(tmp_path, fmt, name, text):
 
 
 def test_official_scitail_formats_tokenized_with_spacy(tmp_path):
-    from data.scitail import read_official
+    from syw.data.scitail import read_official
 
     _official(tmp_path, "snli_format", "scitail_1.0_dev.txt",
               '{"sentence1": "The U.S.-based plant isn\'t green.", "sentence2": "Plants are  green.", "gold_label": "neutral"}\n'
@@ -135,7 +135,7 @@ def test_official_scitail_formats_tokenized_with_spacy(tmp_path):
     ("dgem_format", "scitail_1.0_structure_dev.tsv", "a\tb\tentails\n", "dev.tsv:1: expected 4 tab-separated fields, got 3"),
 ])
 def test_official_scitail_rejects_malformed_lines(tmp_path, fmt, name, text, message):
-    from data.scitail import read_official
+    from syw.data.scitail import read_official
 
     _official(tmp_path, fmt, name, text)
     with pytest.raises(DataError, match=re.escape(message)):
@@ -143,7 +143,7 @@ def test_official_scitail_rejects_malformed_lines(tmp_path, fmt, name, text, mes
 
 
 def test_official_scitail_missing_says_where_to_put_the_release(tmp_path, monkeypatch):
-    import data.scitail as scitail
+    import syw.data.scitail as scitail
 
     def offline(url, dest, **_):
         raise DataMissingError(f"could not download {url}")

@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch import nn
 
-from experiments.context import TrialFailed
-from models.trainer import build_scheduler, choose_device, fit, seed_everything, train_model, update
+from syw.context import TrialFailed
+from syw.models.trainer import build_scheduler, choose_device, fit, seed_everything, train_model, update
 
 
 class Regression(nn.Module):

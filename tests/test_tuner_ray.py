@@ -25,7 +25,7 @@ def test_sigkill_during_a_gp_search_then_the_same_command(tmp_path):
 
     killed = tmp_path / "killed"
     path = killed / "toy" / "gp" / "toy.tuner_seed5.jsonl"
-    proc = subprocess.Popen([sys.executable, "-m", "experiments.run", *args, f"paths.results_dir={killed}"], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-m", "syw", "run", *args, f"paths.results_dir={killed}"], cwd=REPO,
                             env=runner_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.time() + 240
     while time.time() < deadline and (not path.exists() or len(records(path)) < 4):

@@ -1,4 +1,4 @@
-"""``make verdicts`` (figures.verdicts): each claim's numbers traced to the records by an independent reading
+"""``make verdicts`` (syw.figures.verdicts): each claim's numbers traced to the records by an independent reading
 (tests/oracle.py), the verdict by the stated rule, and the reasons a study cannot test a claim."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from figures import verdicts
-from figures.specs import FIGURES
+from syw.figures import verdicts
+from syw.figures.specs import FIGURES
 from tests import oracle
 from tests.fake_records import write_study
 

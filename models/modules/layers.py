@@ -6,7 +6,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from models.modules.feedforward import get_activation, per_layer
+from syw.models.modules.feedforward import get_activation, per_layer
 
 
 class Highway(nn.Module):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from models.modules.attention import masked_softmax, replace_masked_values, weighted_sum
+from syw.models.modules.attention import masked_softmax, replace_masked_values, weighted_sum
 
 
 def masked_max(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

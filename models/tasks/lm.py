@@ -32,10 +32,10 @@ from typing import Any, Callable, Iterator, Mapping
 import torch
 from torch import nn
 
-from data.inputs import cache_noting_inputs
-from data.lm import EOS, read_split, split_paths, token_ids, vocabulary
-from experiments.context import TrialContext, TrialFailed, TrialOutcome
-from models.trainer import choose_device, configure_torch, fit, seed_everything
+from syw.data.inputs import cache_noting_inputs
+from syw.data.lm import EOS, read_split, split_paths, token_ids, vocabulary
+from syw.context import TrialContext, TrialFailed, TrialOutcome
+from syw.models.trainer import choose_device, configure_torch, fit, seed_everything
 
 LM_SETTINGS = {
     "epochs": {"type": "int", "min": 1},  # passes over the training split

@@ -21,12 +21,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from data.glove import PADDING, load_embeddings, resolve_source
-from data.inputs import cache_noting_inputs
-from data.scitail import LABELS, PairExample, read_official, read_tokenized
-from experiments.context import TrialContext, TrialOutcome
-from models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, accuracy, dataset_key
-from models.trainer import choose_device, train_model
+from syw.data.glove import PADDING, load_embeddings, resolve_source
+from syw.data.inputs import cache_noting_inputs
+from syw.data.scitail import LABELS, PairExample, read_official, read_tokenized
+from syw.context import TrialContext, TrialOutcome
+from syw.models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, accuracy, dataset_key
+from syw.models.trainer import choose_device, train_model
 
 # A study's dataset block names the reader; its other keys are the reader's options.
 READERS: dict[str, Callable[[Path, str, Mapping[str, Any]], list[PairExample]]] = {

@@ -21,12 +21,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from data.glove import PADDING, load_embeddings, resolve_source
-from data.inputs import cache_noting_inputs
-from data.sst import Example, n_classes, read_sst
-from experiments.context import TrialContext, TrialOutcome
-from models.elmo_chars import MAX_WORD_LENGTH, word_to_char_ids
-from models.trainer import choose_device, train_model
+from syw.data.glove import PADDING, load_embeddings, resolve_source
+from syw.data.inputs import cache_noting_inputs
+from syw.data.sst import Example, n_classes, read_sst
+from syw.context import TrialContext, TrialOutcome
+from syw.models.elmo.chars import MAX_WORD_LENGTH, word_to_char_ids
+from syw.models.trainer import choose_device, train_model
 
 UNKNOWN = "@@UNKNOWN@@"
 # Dev batches: as small as the training batches. Padding is not masked by every model (the CNN),

@@ -25,13 +25,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from data.glove import PADDING, load_embeddings, resolve_source
-from data.download import file_digest
-from data.squad import SpanExample, read_file, split_file
-from experiments.context import TrialContext, TrialOutcome
-from models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, build_vocab, dataset_key
-from models.tasks.squad_metric import score
-from models.trainer import choose_device, train_model
+from syw.data.glove import PADDING, load_embeddings, resolve_source
+from syw.data.download import file_digest
+from syw.data.squad import SpanExample, read_file, split_file
+from syw.context import TrialContext, TrialOutcome
+from syw.models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, build_vocab, dataset_key
+from syw.models.tasks.squad_metric import score
+from syw.models.trainer import choose_device, train_model
 
 SPAN_SETTINGS = {
     "embedding": {"type": "str"},
@@ -256,7 +256,7 @@ def write_predictions(predictions: Mapping[str, str], path: str | Path) -> Path:
 
 def save_checkpoint(state: Mapping[str, torch.Tensor], vocab: Sequence[str], params: Mapping[str, Any], path: Path) -> Path:
     """Write a model's weights with the vocabulary its word ids index (read by
-    :mod:`models.tasks.span_rescore`), atomically; return the path."""
+    :mod:`experiments.rescore`), atomically; return the path."""
     return _publish(path, lambda part: torch.save({"state": dict(state), "vocab": list(vocab), "params": dict(params)}, part))
 
 

@@ -1,4 +1,4 @@
-"""``python -m models.pretrain_bilm [--out DIR] [--minutes M] ...``: pretrain a small ELMo biLM.
+"""``syw pretrain-bilm [--out DIR] [--minutes M] ...``: pretrain a small ELMo biLM.
 
 The architecture of the official ELMo (docs/models.md §C: character CNN with highway layers and projection,
 a 2-layer LSTM with projection, clipping and the residual on layer 2), smaller, trained as a
@@ -10,7 +10,7 @@ with the expected-count correction and accidental hits removed) or full (``--sam
 states across batches as it will downstream. Text: :mod:`data.bilm_corpus` (SQuAD paragraphs and SST
 sentences; with ``--text FILE [--language CODE]`` your own, for an ELMo of your domain or language).
 
-It writes ``options.json`` and ``weights.hdf5`` with :func:`models.elmo_io.save_bilm` (the
+It writes ``options.json`` and ``weights.hdf5`` with :func:`models.elmo.io.save_bilm` (the
 official layout, read by the same loader), ``weights.hdf5.sha256`` (the BCN trials check and
 record it), ``vocab.txt`` and ``metrics.json`` (held-out perplexity, tokens, time) into
 ``--out`` (default ``$SYW_CACHE_DIR/bilm/<name>``, else ``.cache/bilm/<name>``, outside git).
@@ -57,11 +57,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from data.bilm_corpus import build_vocabulary, read_corpus, read_text_corpus
-from data.download import DataError, DataMissingError, file_digest
-from models.bilm import BiLm, BiLmOptions
-from models.elmo_chars import MAX_WORD_LENGTH, word_to_char_ids
-from models.elmo_io import options_to_json, save_bilm
+from syw.data.bilm_corpus import build_vocabulary, read_corpus, read_text_corpus
+from syw.errors import DataError, DataMissingError
+from syw.data.download import file_digest
+from syw.models.elmo.bilm import BiLm, BiLmOptions
+from syw.models.elmo.chars import MAX_WORD_LENGTH, word_to_char_ids
+from syw.models.elmo.io import options_to_json, save_bilm
 
 OFFICIAL_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
 
@@ -292,7 +293,7 @@ def pretrain(args: argparse.Namespace) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m models.pretrain_bilm", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="syw pretrain-bilm", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="folder for the biLM (default .cache/bilm/sst_squad_c<cell>_p<proj>_f<filters>)")
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR") or ".data"))
     parser.add_argument("--cell-dim", type=int, default=256)

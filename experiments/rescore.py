@@ -1,4 +1,4 @@
-"""``python -m models.tasks.span_rescore results/<study> [--trial N]``: score a SQuAD trial on the
+"""``syw rescore results/<study> [--trial N]``: score a SQuAD trial on the
 whole dev set.
 
 A reduced study selects on a subset of dev questions. This reads the best ok trial's checkpoint
@@ -29,16 +29,17 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import torch
 
-from data.download import DataError, DataMissingError
-from data.glove import load_embeddings, resolve_source
-from data.squad import read_split
-from experiments.records import RecordError, iter_records, latest_per_trial
-from experiments.settings import resolve
-from experiments.space import ConfigError, load_family, study_config
-from experiments.units import human_duration
-from models.tasks.sentence import EMBEDDING_SEED
-from models.tasks.span import SpanData, index_spans, predict, write_predictions
-from models.tasks.squad_metric import score
+from syw.errors import DataError, DataMissingError
+from syw.data.glove import load_embeddings, resolve_source
+from syw.data.squad import read_split
+from syw.records import RecordError, iter_records, latest_per_trial
+from syw.settings import resolve
+from syw.errors import ConfigError
+from syw.experiments.space import load_family, study_config
+from syw.units import human_duration
+from syw.models.tasks.sentence import EMBEDDING_SEED
+from syw.models.tasks.span import SpanData, index_spans, predict, write_predictions
+from syw.models.tasks.squad_metric import score
 
 
 class RescoreError(ValueError):
@@ -174,7 +175,7 @@ def rescore(study_dir: Path, data_dir: Path, cache_dir: Path | None, trial: int 
 
 def main(argv: list[str] | None = None) -> int:
     """Rescore and print; 2 with one error line for bad input."""
-    parser = argparse.ArgumentParser(prog="python -m models.tasks.span_rescore", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="syw rescore", description=__doc__.splitlines()[0])
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--trial", type=int, help="the trial to score (default: the best ok one)")
     parser.add_argument("--family", help="the records file's family (default: the folder's only one)")

@@ -9,9 +9,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from models.elmo_chars import batch_to_ids, remove_sentence_boundaries
-from models.elmo_io import load_bilm
-from models.modules import ScalarMix
+from syw.models.elmo.chars import batch_to_ids, remove_sentence_boundaries
+from syw.models.elmo.io import load_bilm
+from syw.models.modules import ScalarMix
 
 __all__ = ["Elmo", "batch_to_ids"]
 
@@ -30,7 +30,7 @@ class Elmo(nn.Module):
                  requires_grad: bool = False, dropout: float = 0.0, do_layer_norm: bool = False, *,
                  bilm: nn.Module | None = None):
         """The biLM is read from ``options_file`` and ``weight_file``, or, with both None, is ``bilm``
-        (a :class:`models.bilm.BiLm` or a module with its call signature and ``options``)."""
+        (a :class:`models.elmo.bilm.BiLm` or a module with its call signature and ``options``)."""
         super().__init__()
         if num_output_representations < 1:
             raise ValueError(f"num_output_representations is {num_output_representations}, needs at least 1")

@@ -20,8 +20,9 @@ import h5py
 import numpy as np
 import torch
 
-from data.download import DataError, DataMissingError, fetch, file_digest
-from models.bilm import BiLm, BiLmOptions
+from syw.errors import DataError, DataMissingError
+from syw.data.download import fetch, file_digest
+from syw.models.elmo.bilm import BiLm, BiLmOptions
 
 OFFICIAL_NAME = "elmo_2x4096_512_2048cnn_2xhighway"
 _URL = f"https://allennlp.s3.amazonaws.com/models/elmo/2x4096_512_2048cnn_2xhighway/{OFFICIAL_NAME}"
@@ -236,7 +237,7 @@ def resolve_elmo(source: str, data_dir: str | Path, cache_dir: str | Path) -> tu
 
     :data:`OFFICIAL_NAME` is the release the paper used, kept in ``<data_dir>/elmo/`` under its
     own file names and downloaded there when missing; anything else is a folder that
-    :func:`save_bilm` wrote (``python -m models.pretrain_bilm``), relative to the cache folder
+    :func:`save_bilm` wrote (``syw pretrain-bilm``), relative to the cache folder
     unless absolute. Missing files raise :class:`DataMissingError` saying how to get them.
     """
     if source == OFFICIAL_NAME:
@@ -253,7 +254,7 @@ def resolve_elmo(source: str, data_dir: str | Path, cache_dir: str | Path) -> tu
     options, weights = folder / "options.json", folder / "weights.hdf5"
     for path in (options, weights):
         if not path.is_file():
-            raise DataMissingError(f"biLM file {path} not found: train it with `python -m models.pretrain_bilm "
+            raise DataMissingError(f"biLM file {path} not found: train it with `syw pretrain-bilm "
                                    f"--out {folder}` (see that module for its size and time), or set the family's "
                                    f"elmo to {OFFICIAL_NAME!r}, the official ELMo")
     return options, weights

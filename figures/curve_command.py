@@ -1,6 +1,6 @@
 """``syw``: expected validation performance (Dodge et al. 2019) of anyone's hyperparameter search.
 
-``syw curve TRIALS`` (also ``python -m analysis curve TRIALS``) reads the trials, picks the group,
+``syw curve TRIALS`` (also ``syw curve TRIALS``) reads the trials, picks the group,
 score and training-time columns, and writes the expected-max table (CSV), a figure (PNG + PDF) and
 a Markdown report saying how each number is computed. Bad input is one ``error:`` line naming the
 file (and line, column or key) with exit status 2.
@@ -11,14 +11,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.__main__ import positive_int
-from analysis.bands import curve_name, parse_statistic, statistic_name
-from analysis.curves import Options, band_bounds, budgets, build, comparisons, cost_table, leader_changes, table
-from analysis.forecast import MODELS, VERDICT
-from analysis.compare import difference_table
-from analysis.prepare import check_targets, prepare
-from analysis.report import build as report
-from analysis.rows import POLICIES
+from syw.entry import positive_int
+from syw.analysis.bands import curve_name, parse_statistic, statistic_name
+from syw.analysis.curves import Options, band_bounds, budgets, build, comparisons, cost_table, leader_changes, table
+from syw.analysis.forecast import MODELS, VERDICT
+from syw.analysis.compare import difference_table
+from syw.analysis.prepare import check_targets, prepare
+from syw.analysis.report import build as report
+from syw.analysis.rows import POLICIES
 
 DESCRIPTION = """\
 The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,
@@ -181,8 +181,8 @@ def curve(args: argparse.Namespace) -> int:
     if options.workers:
         cost_table(curves, prepared.group_column).to_csv(folder / "cost_curve.csv", index=False, float_format="%.10g")
         written.append(folder / "cost_curve.csv")
-    from figures.curves import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
-    from figures.plot import drawable
+    from syw.figures.curves import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
+    from syw.figures.plot import drawable
 
     notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
               "(a font such as Noto Sans CJK would)" for name, label in drawable([g.name for g in prepared.groups])[0].items()

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from experiments.context import TrialContext
-from experiments.space import load_family
-from models.tasks import span_rescore
+from syw.context import TrialContext
+from syw.experiments.space import load_family
+from syw.experiments import rescore as span_rescore
 
 
 PARAMS = load_family("squad_bidaf_reduced", name="bidaf").params(0, 0)

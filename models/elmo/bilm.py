@@ -1,7 +1,7 @@
 """ELMo's biLM: character CNN token encoder and stateful biLSTM (docs/models.md §C).
 
 Built from :class:`BiLmOptions`, the content of the official ``options.json``; the weights
-come from :func:`models.elmo_io.load_bilm`.
+come from :func:`models.elmo.io.load_bilm`.
 """
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from models.elmo_chars import add_sentence_boundaries
-from models.elmo_lstm import ElmoLstm
-from models.modules import Highway, conv_max_relu
+from syw.models.elmo.chars import add_sentence_boundaries
+from syw.models.elmo.lstm import ElmoLstm
+from syw.models.modules import Highway, conv_max_relu
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class BiLm(nn.Module):
 
     The sentence boundary tokens are added here; the activations keep them, with T+2
     positions: [r; r]·mask for the token layer r, then one (B,T+2,2·projection_dim) per
-    LSTM layer. The LSTM is stateful (:class:`models.elmo_lstm.ElmoLstm`).
+    LSTM layer. The LSTM is stateful (:class:`models.elmo.lstm.ElmoLstm`).
     """
 
     def __init__(self, options: BiLmOptions):

@@ -20,9 +20,12 @@ breaks this is refused before Ray starts, with one line naming the file and the 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from experiments.space import ConfigError, Family
+from syw.errors import ConfigError
+
+if TYPE_CHECKING:  # the check reads a family's files and keys; loading it is the runner's
+    from syw.experiments.space import Family
 
 TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "list": (list, tuple)}
 SPEC_KEYS = {"type", "values", "min", "max", "null", "default", "items", "length", "doc"}

@@ -1,0 +1,89 @@
+"""``syw``: the suite's one command. ``syw <command> --help`` describes each.
+
+The light install (``pip install show-your-work``) has ``curve`` and ``table``; the others need the
+full suite (``pip install 'show-your-work[suite]'``, or ``make env`` in a checkout) and say so.
+Bad input is one ``error:`` line naming the file (and line or key) with exit status 2
+(:func:`syw.entry.run_main`); the ``python -m`` forms of the modules behave the same.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Callable, NamedTuple, Sequence
+
+from syw.entry import run_main
+
+
+class Command(NamedTuple):
+    module: str  # under syw.
+    help: str
+    forward: Callable[[list[str]], list[str]] = lambda argv: argv  # the module's own arguments
+    hydra: bool = False  # a Hydra app: its overrides come from sys.argv
+
+
+def _figures(what: str) -> Callable[[list[str]], list[str]]:
+    return lambda argv: [what, *argv]
+
+
+def _figure(argv: list[str]) -> list[str]:
+    """``syw fig 1 ...`` is ``python -m syw.figures fig1 ...``."""
+    if not argv or argv[0].startswith("-"):
+        return ["--help"] if argv and argv[0] in ("-h", "--help") else ["fig"]  # argparse names the choices
+    return [f"fig{argv[0].removeprefix('fig')}", *argv[1:]]
+
+
+COMMANDS: dict[str, Command] = {
+    "curve": Command("figures.curve_command", "expected-max curves, figure and report of anyone's trials (light)",
+                     _figures("curve")),
+    "table": Command("analysis.__main__", "the expected-max table of a records file, printed and written (light)"),
+    "run": Command("experiments.run", "run a study: syw run study=sst5 [family=cnn trials=20 ...]", hydra=True),
+    "reseed": Command("experiments.reseed", "rerun a family's best assignments with new seeds", hydra=True),
+    "fig": Command("figures.__main__", "draw a figure of the paper: syw fig 1 [--source paper] [--variant as_run]", _figure),
+    "budgets": Command("figures.__main__", "the budget tables of Figures 1-4", _figures("budgets")),
+    "report": Command("figures.__main__", "a study's reporting checklist (Markdown and LaTeX)", _figures("report")),
+    "readme": Command("figures.__main__", "rewrite (or --check) the numbers of the READMEs from the records", _figures("readme")),
+    "sensitivity": Command("figures.__main__", "a study's score against each searched hyperparameter", _figures("sensitivity")),
+    "seeds": Command("figures.__main__", "seed reruns' spread beside the gaps between families", _figures("seeds")),
+    "verdicts": Command("figures.verdicts", "docs/verdicts.md: what the records say about each claim of the paper"),
+    "learning-curve": Command("figures.learning_curve", "a study's learning curves (score against epoch)"),
+    "compare": Command("experiments.compare", "two runs of one study, trial by trial"),
+    "provenance": Command("experiments.provenance", "a study's PROVENANCE.md: commands, commits, machines, inputs"),
+    "download": Command("data.download", "download and check a data set (sst, scitail, squad, ptb, wikitext2, ...)"),
+    "pretrain-bilm": Command("models.elmo.pretrain", "pretrain the small biLM that stands in for ELMo here"),
+    "rescore": Command("experiments.rescore", "rescore BiDAF trials on the whole dev set"),
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    rows = "\n".join(f"  {name:<{width}}  {command.help}" for name, command in COMMANDS.items())
+    return f"usage: syw <command> [arguments]\n\n{__doc__.splitlines()[0]}\n\ncommands:\n{rows}\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"error: syw: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    command = COMMANDS[name]
+    try:
+        module = importlib.import_module(f"syw.{command.module}")
+    except ModuleNotFoundError as err:  # the light install lacks the suite's dependencies
+        if (err.name or "syw").split(".")[0] == "syw":
+            raise
+        print(f"error: syw {name} needs {err.name!r}, part of the full suite: pip install 'show-your-work[suite]'",
+              file=sys.stderr)
+        return 2
+    if command.hydra:
+        sys.argv = [f"syw {name}", *command.forward(rest)]
+        module.main()
+        return 0
+    return run_main(module.main, command.forward(rest))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The wheel (docs/architecture.md): it holds every module and config of the suite under ``syw/``,
+and works outside the checkout: ``syw curve`` with only the light install's dependencies importable,
+``syw run study=toy`` with the full suite's."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from syw.paths import REPO
+
+pytestmark = pytest.mark.slow
+FOLDERS = {"syw": "syw", "analysis": "syw/analysis", "data": "syw/data", "models": "syw/models",
+           "experiments": "syw/experiments", "figures": "syw/figures"}
+SUITE_ONLY = ("torch", "ray", "hydra", "omegaconf", "spacy", "sklearn", "optuna", "h5py", "pyarrow")
+# Run before anything else in the child: the full suite's dependencies cannot be imported.
+BLOCK = ("import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
+         f"        if name.split('.')[0] in {SUITE_ONLY!r}:\n"
+         "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+         "sys.meta_path.insert(0, Block())\n")
+
+
+def tracked(pattern: str) -> list[str]:
+    return subprocess.run(["git", "ls-files", pattern], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    done = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (path,) = out.glob("show_your_work-*.whl")
+    return path
+
+
+@pytest.fixture(scope="module")
+def site(wheel, tmp_path_factory) -> Path:
+    """The wheel unpacked as pip would place it in site-packages."""
+    folder = tmp_path_factory.mktemp("site")
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(folder)
+    return folder
+
+
+def test_the_wheel_holds_every_module_and_config(wheel):
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    expected = {FOLDERS[p.split("/")[0]] + p[len(p.split("/")[0]):] for p in tracked("*.py") if p.split("/")[0] in FOLDERS}
+    expected |= {"syw/" + p for p in tracked("conf/*.yaml")}
+    assert len(expected) > 150
+    assert sorted(expected - names) == []
+    assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "results/", "analysis/", "data/"))]
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    with zipfile.ZipFile(wheel) as zf:
+        assert "syw = syw.cli:main" in zf.read(entry_points).decode()
+
+
+def test_the_light_install_needs_none_of_the_suite():
+    """The base dependencies are what `syw curve` imports; torch and the rest are the [suite] extra."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    base = {d.split(">")[0].split("[")[0].lower() for d in project["dependencies"]}
+    assert base == {"numpy", "scipy", "pandas", "matplotlib", "opda", "pyyaml"}
+    suite = {d.split(">")[0].split("[")[0].lower() for d in project["optional-dependencies"]["suite"]}
+    assert {"torch", "ray", "hydra-core", "spacy"} <= suite
+
+
+def run_outside(site: Path, work: Path, code: str, block: bool) -> subprocess.CompletedProcess:
+    work.mkdir(exist_ok=True)
+    env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin", "HOME": str(work), "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+           "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-c", (BLOCK if block else "") + code], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_syw_curve_from_the_wheel_with_only_the_light_dependencies(site, tmp_path):
+    (tmp_path / "t.csv").write_text("family,value\na,0.5\na,0.7\nb,0.6\nb,0.65\n")
+    code = "import sys, syw\nfrom syw.cli import main\nprint(syw.__file__)\nsys.exit(main(['curve', 't.csv']))\n"
+    done = run_outside(site, tmp_path, code, block=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == str(site / "syw" / "__init__.py")
+    assert (tmp_path / "t_syw" / "report.md").is_file()
+    table = (tmp_path / "t_syw" / "expected_max.csv").read_text()
+    assert "0.6" in table and "0.625" in table  # E[max of 1] of a: 0.6; of b: 0.625
+    refused = run_outside(site, tmp_path, "import sys\nfrom syw.cli import main\nsys.exit(main(['run', 'study=toy']))\n",
+                          block=True)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == "error: syw run needs 'hydra', part of the full suite: pip install 'show-your-work[suite]'"
+
+
+@pytest.mark.ray
+def test_syw_run_from_the_wheel_outside_the_checkout(site, tmp_path):
+    code = ("import sys\nfrom syw.cli import main\n"
+            "sys.exit(main(['run', 'study=toy', 'trials=2', 'ray.address=local']))\n")
+    done = run_outside(site, tmp_path, code, block=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    records = [json.loads(line) for line in (tmp_path / "results" / "toy" / "toy.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in records] == ["ok", "ok"]
+    assert records[0]["family_file"].endswith("conf/search_space/toy.yaml")
