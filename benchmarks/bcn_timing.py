@@ -30,7 +30,7 @@ from syw.settings import resolve  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models import bcn  # noqa: E402
 from syw.models.elmo.bilm import BiLm  # noqa: E402
-from syw.models.elmo.io import read_options  # noqa: E402
+from syw.models.elmo.options import read_options  # noqa: E402
 from syw.models.elmo.pretrain import bilm_options  # noqa: E402
 from syw.models.tasks import sentence  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything  # noqa: E402

@@ -7,7 +7,7 @@ Maxout layers -> logit layer, default init. ELMo (docs/models.md §C) is mixed f
 biLM (``freeze_elmo``) whose scalar mixes train either way (and normalise each layer first with
 ``elmo_layer_norm``, off in the authors' config); a frozen biLM runs without a graph on
 every batch, its states carried over, unless ``cache_elmo`` keeps each sentence's activations from
-their first computation. The ``elmo`` setting names the biLM (:func:`models.elmo.io.resolve_elmo`):
+their first computation. The ``elmo`` setting names the biLM (:func:`syw.models.elmo.sources.resolve_elmo`):
 the official release or one trained by ``syw pretrain-bilm``; its weights' sha256
 is recorded with every trial (:class:`ElmoTrialOutcome`).
 """
@@ -25,7 +25,10 @@ from syw.settings import resolve
 from syw.models.elmo.bilm import BiLm, BiLmOptions
 from syw.models.elmo.elmo import Elmo
 from syw.errors import DataError
-from syw.models.elmo.io import load_bilm, resolve_elmo, weights_sha256
+from syw.models.elmo.cached import CachedBiLm
+from syw.models.elmo.checkpoint import load_bilm
+from syw.models.elmo.checksum import weights_sha256
+from syw.models.elmo.sources import resolve_elmo
 from syw.models.modules import (LstmEncoder, Maxout, SelfAttentivePooling, dot_similarity, feedforward_from, masked_max,
                             masked_mean, masked_min, masked_softmax, weighted_sum)
 from syw.models.tasks import sentence as TASK
@@ -38,7 +41,7 @@ SETTINGS = {
     **TRAINING_SETTINGS,
     **SENTENCE_SETTINGS,
     "optimizer": {"values": ["adam"]},
-    # the biLM: models.elmo.io.OFFICIAL_NAME, or a folder under the cache folder (null: GloVe only)
+    # the biLM: syw.models.elmo.sources.OFFICIAL_NAME, or a folder under the cache folder (null: GloVe only)
     "elmo": {"type": "str", "null": True, "default": None},
     # the sha256 the biLM's weights must have (null: any): a study pins the biLM it was run with
     "elmo_sha256": {"type": "str", "null": True, "default": None},
@@ -80,37 +83,6 @@ def integrator_input(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def pool(x: torch.Tensor, mask: torch.Tensor, attentive: SelfAttentivePooling) -> torch.Tensor:
     """Max, min, mean and self-attentive pooling over the real positions (docs/models.md §B step 8) -> (B, 4D)."""
     return torch.cat([masked_max(x, mask), masked_min(x, mask), masked_mean(x, mask), attentive(x, mask)], dim=-1)
-
-
-class CachedBiLm(nn.Module):
-    """A frozen biLM that computes each sentence's activations once: the first batch holding a
-    sentence computes them (with the states that batch carries), later batches reuse them.
-    Memory: 4 bytes x (1 + layers) x 2·projection_dim per token, e.g. 3 KB at projection 128."""
-
-    def __init__(self, bilm: BiLm):
-        super().__init__()
-        self.bilm, self.options = bilm, bilm.options
-        self.cache: dict[bytes, torch.Tensor] = {}  # a sentence's char ids -> its (T+2, layers, D) activations
-
-    def forward(self, char_ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
-        """As :class:`models.elmo.bilm.BiLm`: (B,T,50) -> ([activations (B,T+2,D)] * layers, mask (B,T+2))."""
-        lengths = (char_ids > 0).any(dim=-1).sum(dim=1).tolist()
-        keys = [char_ids[row, :length].cpu().numpy().tobytes() for row, length in enumerate(lengths)]
-        new = [row for row, key in enumerate(keys) if key not in self.cache]
-        if new:
-            layers, mask = self.bilm(char_ids[new])
-            stacked = torch.stack(layers, dim=2)
-            for i, row in enumerate(new):
-                self.cache[keys[row]] = stacked[i, :lengths[row] + 2].clone()
-        out = char_ids.new_zeros(len(keys), char_ids.shape[1] + 2, self.options.n_layers + 1,
-                                 2 * self.options.projection_dim, dtype=torch.float32)
-        for row, key in enumerate(keys):
-            out[row, :lengths[row] + 2] = self.cache[key]
-        mask = torch.arange(out.shape[1], device=out.device) < torch.tensor(lengths, device=out.device).unsqueeze(1) + 2
-        return list(out.unbind(dim=2)), mask
-
-    def reset_states(self) -> None:
-        self.bilm.reset_states()
 
 
 class Bcn(nn.Module):

@@ -376,12 +376,12 @@ CASES: list[Case] = [
     Case("syw-optuna-not-an-optuna-database", {"s.db": lambda: sqlite_bytes("CREATE TABLE runs (x REAL)")},
          lambda t: cli("curve", f"sqlite:///{t}/s.db"),
          2, r"^error: sqlite:///{t}/s\.db: not an Optuna storage \(no 'studies' table; tables: runs\)"),
-    # --- ELMo sources and the biLM pretraining text (models.elmo.io, data.bilm_corpus, syw pretrain-bilm) ---
-    Case("elmo-bilm-folder-missing", {}, lambda t: call("syw.models.elmo.io:resolve_elmo", "bilm/none", t / "d", t / "c"),
+    # --- ELMo sources and the biLM pretraining text (syw.models.elmo.sources, .checksum, data.bilm_corpus, syw pretrain-bilm) ---
+    Case("elmo-bilm-folder-missing", {}, lambda t: call("syw.models.elmo.sources:resolve_elmo", "bilm/none", t / "d", t / "c"),
          DataMissingError, r"^biLM file {t}/c/bilm/none/options\.json not found: train it with `"
                            r"syw pretrain-bilm --out {t}/c/bilm/none`"),
     Case("elmo-weights-changed-since-written", {"w.hdf5": b"not the trained weights", "w.hdf5.sha256": "0" * 64 + "  w.hdf5\n"},
-         lambda t: call("syw.models.elmo.io:weights_sha256", t / "w.hdf5"),
+         lambda t: call("syw.models.elmo.checksum:weights_sha256", t / "w.hdf5"),
          DataError, r"^{t}/w\.hdf5: sha256 [0-9a-f]{64}, but {t}/w\.hdf5\.sha256 says 0{64}; the weights changed"),
     Case("bilm-corpus-context-not-a-string", {"s.json": json.dumps({"data": [{"paragraphs": [{"context": 5}]}]})},
          lambda t: call("syw.data.bilm_corpus:squad_contexts", t / "s.json"),

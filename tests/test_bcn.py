@@ -19,7 +19,10 @@ from syw.experiments.space import load_family
 from syw.models import bcn
 from syw.models.elmo.bilm import BiLm
 from syw.models.elmo.chars import batch_to_ids
-from syw.models.elmo.io import options_to_json, resolve_elmo, save_bilm
+from syw.models.elmo.cached import CachedBiLm
+from syw.models.elmo.checkpoint import save_bilm
+from syw.models.elmo.options import options_to_json
+from syw.models.elmo.sources import resolve_elmo
 from syw.models.modules import SelfAttentivePooling
 from syw.models.tasks import sentence
 from syw.models.trainer import train_model
@@ -107,7 +110,7 @@ def test_elmo_needs_chars_and_the_integrator_elmo_needs_a_bilm():
 def test_cached_bilm_computes_each_sentence_once():
     torch.manual_seed(0)
     bilm = BiLm(bcn.GENERATED_DATA_BILM).requires_grad_(False)
-    cached = bcn.CachedBiLm(bilm)
+    cached = CachedBiLm(bilm)
     first = batch_to_ids([["a", "good", "film"], ["bad"]])
     fresh = BiLm(bcn.GENERATED_DATA_BILM)
     fresh.load_state_dict(bilm.state_dict())
@@ -130,7 +133,7 @@ def test_cache_applies_to_frozen_elmo_only():
     data = bcn.prepare(sentence.synthetic())
     frozen = bcn.build(small(elmo="x", cache_elmo=True), data)
     tuned = bcn.build(small(elmo="x", cache_elmo=True, freeze_elmo=False), data)
-    assert isinstance(frozen.elmo.bilm, bcn.CachedBiLm) and isinstance(tuned.elmo.bilm, BiLm)
+    assert isinstance(frozen.elmo.bilm, CachedBiLm) and isinstance(tuned.elmo.bilm, BiLm)
     assert bcn.build(small(), data).elmo is None
 
 

@@ -12,8 +12,11 @@ import torch
 
 from syw.data.bilm_corpus import build_vocabulary, pieces, read_corpus, read_text_corpus, text_documents
 from syw.data.download import file_digest
-from syw.models.elmo.io import load_bilm, options_from_json, options_to_json, weights_sha256
+from syw.models.elmo.checkpoint import load_bilm
+from syw.models.elmo.checksum import weights_sha256
+from syw.models.elmo.options import options_from_json, options_to_json
 from syw.models.elmo.pretrain import (Encoded, LanguageModel, bilm_options, log_uniform_log_q, main,
+from syw.entry import run_main
                                   sampled_softmax_loss)
 from tests.fixtures_sst import write_sst_fixture
 
@@ -116,7 +119,7 @@ def test_pretraining_writes_a_loadable_bilm_and_goes_on_from_its_checkpoint(tmp_
     second = capsys.readouterr().out
     assert f"going on from {out / 'checkpoint.pt'}: step {metrics['steps']}," in second
     assert json.loads((out / "metrics.json").read_text())["steps"] > metrics["steps"]
-    assert main([*args, "--tokens", "9000", "--samples", "4"]) == 2
+    assert run_main(main, [*args, "--tokens", "9000", "--samples", "4"]) == 2
     assert re.match(rf"error: {re.escape(str(out))}/checkpoint\.pt was trained with other settings \(samples 0 there, 4 now\)",
                     capsys.readouterr().err)
 

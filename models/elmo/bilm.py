@@ -1,7 +1,7 @@
 """ELMo's biLM: character CNN token encoder and stateful biLSTM (docs/models.md §C).
 
 Built from :class:`BiLmOptions`, the content of the official ``options.json``; the weights
-come from :func:`models.elmo.io.load_bilm`.
+come from :func:`syw.models.elmo.checkpoint.load_bilm`.
 """
 from __future__ import annotations
 

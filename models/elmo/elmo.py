@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from syw.models.elmo.chars import batch_to_ids, remove_sentence_boundaries
-from syw.models.elmo.io import load_bilm
+from syw.models.elmo.checkpoint import load_bilm
 from syw.models.modules import ScalarMix
 
 __all__ = ["Elmo", "batch_to_ids"]

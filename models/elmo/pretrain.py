@@ -10,7 +10,7 @@ with the expected-count correction and accidental hits removed) or full (``--sam
 states across batches as it will downstream. Text: :mod:`data.bilm_corpus` (SQuAD paragraphs and SST
 sentences; with ``--text FILE [--language CODE]`` your own, for an ELMo of your domain or language).
 
-It writes ``options.json`` and ``weights.hdf5`` with :func:`models.elmo.io.save_bilm` (the
+It writes ``options.json`` and ``weights.hdf5`` with :func:`syw.models.elmo.checkpoint.save_bilm` (the
 official layout, read by the same loader), ``weights.hdf5.sha256`` (the BCN trials check and
 record it), ``vocab.txt`` and ``metrics.json`` (held-out perplexity, tokens, time) into
 ``--out`` (default ``$SYW_CACHE_DIR/bilm/<name>``, else ``.cache/bilm/<name>``, outside git).
@@ -58,11 +58,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from syw.data.bilm_corpus import build_vocabulary, read_corpus, read_text_corpus
-from syw.errors import DataError, DataMissingError
+from syw.entry import run_main
 from syw.data.download import file_digest
 from syw.models.elmo.bilm import BiLm, BiLmOptions
 from syw.models.elmo.chars import MAX_WORD_LENGTH, word_to_char_ids
-from syw.models.elmo.io import options_to_json, save_bilm
+from syw.models.elmo.checkpoint import save_bilm
+from syw.models.elmo.options import options_to_json
 
 OFFICIAL_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
 
@@ -324,13 +325,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         pretrain(args)
-    except (DataError, DataMissingError, CheckpointMismatch) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
     finally:
         torch.set_flush_denormal(False)  # torch's default again, for callers in the same process
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -2,111 +2,25 @@
 
 :func:`load_bilm` reads the files of bilm-tf and AllenNLP (the 2x4096_512_2048cnn_2xhighway
 release, or the test fixture); :func:`save_bilm` writes the same layout, so a biLM trained
-here is read back by the same loader. :func:`resolve_elmo` finds the files a family's ``elmo``
-setting names, and :func:`weights_sha256` is the checksum a trial records of the weights it read.
+here is read back by the same loader.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import functools
-import os
 
 import h5py
 import numpy as np
 import torch
 
-from syw.errors import DataError, DataMissingError
-from syw.data.download import fetch, file_digest
-from syw.models.elmo.bilm import BiLm, BiLmOptions
+from syw.errors import DataError
+from syw.models.elmo.bilm import BiLm
+from syw.models.elmo.options import options_from_json, read_options
+from syw.models.elmo.sources import missing_file
 
-OFFICIAL_NAME = "elmo_2x4096_512_2048cnn_2xhighway"
-_URL = f"https://allennlp.s3.amazonaws.com/models/elmo/2x4096_512_2048cnn_2xhighway/{OFFICIAL_NAME}"
-OPTIONS_URL = f"{_URL}_options.json"
-WEIGHTS_URL = f"{_URL}_weights.hdf5"  # AllenNLP publishes no checksum: trials record the sha256 they read
 _LSTM_CELL = "RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell/"
-
-
-def _integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _number(value: Any) -> bool:
-    return _integer(value) or isinstance(value, float)
-
-
-def _filters(value: Any) -> bool:
-    return isinstance(value, list) and len(value) > 0 and all(
-        isinstance(pair, list) and len(pair) == 2 and all(_integer(v) and v > 0 for v in pair) for pair in value)
-
-
-_OPTION_KEYS: dict[str, tuple[str, Callable[[Any], bool], str]] = {
-    "char_dim": ("char_cnn.embedding.dim", _integer, "an integer"),
-    "filters": ("char_cnn.filters", _filters, "a list of [width, filters] pairs of positive integers"),
-    "n_highway": ("char_cnn.n_highway", _integer, "an integer"),
-    "n_characters": ("char_cnn.n_characters", _integer, "an integer"),
-    "max_characters_per_token": ("char_cnn.max_characters_per_token", _integer, "an integer"),
-    "cell_dim": ("lstm.dim", _integer, "an integer"),
-    "projection_dim": ("lstm.projection_dim", _integer, "an integer"),
-    "n_layers": ("lstm.n_layers", _integer, "an integer"),
-    "cell_clip": ("lstm.cell_clip", _number, "a number"),
-    "proj_clip": ("lstm.proj_clip", _number, "a number"),
-    "use_skip_connections": ("lstm.use_skip_connections", lambda v: isinstance(v, bool), "true or false"),
-    "activation": ("char_cnn.activation", lambda v: v == "relu", '"relu" (the only one supported)'),
-}
-
-
-def options_from_json(raw: Any, source: str) -> BiLmOptions:
-    """The options of an ``options.json`` mapping; :class:`DataError` naming ``source`` and the key."""
-    values: dict[str, Any] = {}
-    for field, (key, valid, expected) in _OPTION_KEYS.items():
-        value = raw
-        for part in key.split("."):
-            if not isinstance(value, dict) or part not in value:
-                raise DataError(f"{source}: missing key '{key}'")
-            value = value[part]
-        if not valid(value):
-            raise DataError(f"{source}: key '{key}' is {value!r}, expected {expected}")
-        values[field] = value
-    del values["activation"]  # checked only: BiLmOptions implies relu
-    values["filters"] = tuple((width, n) for width, n in values["filters"])
-    return BiLmOptions(**values)
-
-
-def options_to_json(options: BiLmOptions) -> dict[str, Any]:
-    """The ``options.json`` content describing ``options`` (the inverse of :func:`options_from_json`)."""
-    values = {**vars(options), "filters": [list(pair) for pair in options.filters], "activation": "relu"}
-    raw: dict[str, Any] = {}
-    for field, (key, _, _) in _OPTION_KEYS.items():
-        *parents, last = key.split(".")
-        node = raw
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = values[field]
-    return raw
-
-
-def _missing(path: Path, what: str) -> DataMissingError:
-    return DataMissingError(
-        f"ELMo {what} file {path} not found. On a machine with internet fetch the official "
-        f"2x4096_512_2048cnn_2xhighway ELMo, options {OPTIONS_URL} and weights {WEIGHTS_URL} "
-        f"(the weights are ~360 MB), and put the {what} file at {path}.")
-
-
-def read_options(options_file: str | Path) -> BiLmOptions:
-    """Parse an ``options.json``: :class:`DataMissingError` if absent, :class:`DataError` if malformed."""
-    path = Path(options_file)
-    if not path.is_file():
-        raise _missing(path, "options")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise DataError(f"{path}: not JSON ({err})") from err
-    return options_from_json(raw, str(path))
 
 
 def _swap_gates(x: np.ndarray) -> np.ndarray:
@@ -178,7 +92,7 @@ def load_bilm(options_file: str | Path, weight_file: str | Path, requires_grad: 
     options = read_options(options_file)
     path = Path(weight_file)
     if not path.is_file():
-        raise _missing(path, "weights")
+        raise missing_file(path, "weights")
     model = BiLm(options)
     cell = options.cell_dim
     try:
@@ -230,52 +144,3 @@ def save_bilm(model: BiLm, options: dict[str, Any], folder: str | Path) -> tuple
                 bias[2 * cell:3 * cell] -= 1.0
                 weights[prefix + "B"] = bias
     return options_path, weights_path
-
-
-def resolve_elmo(source: str, data_dir: str | Path, cache_dir: str | Path) -> tuple[Path, Path]:
-    """The options and weights files of an ELMo ``source`` (a family's ``elmo`` setting).
-
-    :data:`OFFICIAL_NAME` is the release the paper used, kept in ``<data_dir>/elmo/`` under its
-    own file names and downloaded there when missing; anything else is a folder that
-    :func:`save_bilm` wrote (``syw pretrain-bilm``), relative to the cache folder
-    unless absolute. Missing files raise :class:`DataMissingError` saying how to get them.
-    """
-    if source == OFFICIAL_NAME:
-        folder = Path(data_dir) / "elmo"
-        paths = (folder / Path(OPTIONS_URL).name, folder / Path(WEIGHTS_URL).name)
-        for url, path in zip((OPTIONS_URL, WEIGHTS_URL), paths):
-            if not path.is_file():
-                try:
-                    fetch(url, path)
-                except DataMissingError as err:
-                    raise _missing(path, "options" if path == paths[0] else "weights") from err
-        return paths
-    folder = Path(cache_dir) / source
-    options, weights = folder / "options.json", folder / "weights.hdf5"
-    for path in (options, weights):
-        if not path.is_file():
-            raise DataMissingError(f"biLM file {path} not found: train it with `syw pretrain-bilm "
-                                   f"--out {folder}` (see that module for its size and time), or set the family's "
-                                   f"elmo to {OFFICIAL_NAME!r}, the official ELMo")
-    return options, weights
-
-
-def weights_sha256(weights_file: str | Path) -> str:
-    """The sha256 of a weights file, checked against ``<file>.sha256`` beside it when there is one
-    (:class:`DataError` on a mismatch: the weights changed since they were trained). Computed
-    once per process for each version (path, size, mtime) of the file."""
-    path = Path(weights_file)
-    stat = os.stat(path)
-    digest = _sha256(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    recorded = path.with_name(path.name + ".sha256")
-    if recorded.is_file():
-        expected = recorded.read_text(encoding="utf-8").split(maxsplit=1)[0] if recorded.stat().st_size else ""
-        if expected != digest:
-            raise DataError(f"{path}: sha256 {digest}, but {recorded} says {expected or 'nothing'}; the weights "
-                            "changed after they were written: train them again or restore them")
-    return digest
-
-
-@functools.lru_cache(maxsize=8)
-def _sha256(path: str, size: int, mtime_ns: int) -> str:
-    return file_digest(Path(path), "sha256")
