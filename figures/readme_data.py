@@ -7,7 +7,10 @@ is not at hand is :class:`NeedsData`, so that a README can be checked everywhere
 """
 from __future__ import annotations
 
+import gzip
+import json
 import operator
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -27,6 +30,18 @@ class FactError(ValueError):
 
 class NeedsData(FactError):
     """A fact that reads a file outside the repository which is not at hand here."""
+
+
+def entry(registry: dict[str, tuple[Any, set[str]]], what: str, name: str, values: dict[str, str], hint: str = "") -> Any:
+    """The function ``registry`` holds for ``name`` (a fact or a table) once the marker's keys
+    ``values`` are all ones it takes; a :class:`FactError` naming the unknown name or key."""
+    if name not in registry:
+        raise FactError(f"unknown {what} {name!r} ({what}s: {', '.join(sorted(registry))}{hint})")
+    function, keys = registry[name]
+    unknown = sorted(set(values) - keys)
+    if unknown:
+        raise FactError(f"{what} {name}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(keys))})")
+    return function
 
 
 @dataclass(frozen=True)
@@ -114,7 +129,10 @@ def field(row: dict[str, Any], name: str) -> Any:
     ``seconds``/``minutes``/``hours`` (its training duration), ``started``/``ended`` (UTC),
     ``commit`` (short), ``params.<key>`` (its assignment), ``extra.<key>`` (``extra_metrics``),
     ``with.<field>`` (the same trial in the study a marker's ``with=`` names), or the difference
-    or ratio of two of these (``value-with.value``, ``seconds/with.seconds``)."""
+    or ratio of two of these (``value-with.value``, ``seconds/with.seconds``), or the absolute value
+    of one of these between bars (``|value-with.value|``)."""
+    if len(name) > 2 and name[0] == name[-1] == "|":
+        return abs(field(row, name[1:-1]))
     for sign, combine in (("-", operator.sub), ("/", operator.truediv)):
         if sign in name:
             left, right = name.split(sign, 1)
@@ -243,3 +261,23 @@ def run_segments(path: Path) -> tuple[Segment, ...]:
     if not segments:
         raise FactError(f"{path}: no time stamps (`date` lines or `=== started <date>` notes)")
     return tuple(Segment(*s) for s in segments)
+
+
+@lru_cache(maxsize=None)
+def squad_scores(path: Path) -> dict[str, float]:
+    """Exact match and F1 of a predictions file (.json or .json.gz) on every question of SQuAD v1.1 dev
+    (``$SYW_DATA_DIR/squad/dev-v1.1.json``, :class:`NeedsData` where it is not at hand)."""
+    from syw.models.tasks.squad_metric import score  # the official metric; torch-free
+
+    root = os.environ.get("SYW_DATA_DIR")
+    dev = Path(root) / "squad" / "dev-v1.1.json" if root else None
+    if dev is None or not dev.is_file():
+        raise NeedsData("SQuAD v1.1 dev ($SYW_DATA_DIR/squad/dev-v1.1.json)")
+    if not path.is_file():
+        raise FactError(f"{path} does not exist")
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        predictions = json.load(handle)
+    data = json.loads(dev.read_text(encoding="utf-8"))["data"]
+    answers = {q["id"]: [x["text"] for x in q["answers"]] for art in data for p in art["paragraphs"] for q in p["qas"]}
+    return score(predictions, answers)

@@ -7,14 +7,15 @@ the keys each takes; each function's docstring says more):
 - ``count``, ``each``, ``which``: how many trials (of a family, or all) meet ``where``; the count
   every family has; the indices of those that meet it.
 - ``best``, ``trial``: field ``of`` (default the value) of the best trial, or of trial ``trial=K``.
-- ``min``, ``max``, ``mean``, ``median``, ``sum``: of field ``of`` over the trials that meet ``where``.
+- ``min``, ``max``, ``mean``, ``median``, ``sum``, ``sd`` (sample standard deviation): of field ``of``
+  over the trials that meet ``where``; ``share``: the sum over them as a share of the sum over all.
 - ``emax`` (Eq. 8 at ``n``), ``reach`` (first n reaching ``target``; ``time=yes``: its wall time),
   ``overtakes`` (from which n ``family`` stays ahead of ``over``), ``behind`` (largest shortfall
   against the best other family), ``gap`` (largest difference from the authors' curve),
   ``lead`` (start or end of a stretch of wall time a family leads, Figs. 2 and 4), ``ratio`` (of
   mean durations or another field).
-- ``wall``, ``clock`` (run.log: wall time, a command's start or end), ``commits``, ``parallel``
-  (most trials running at once), ``squad_dev`` (a predictions file scored on SQuAD dev).
+- ``wall``, ``clock`` (run.log: wall time, a command's start or end), ``span`` (first trial's start to
+  last one's end), ``commits``, ``parallel`` (most trials running at once), ``squad_dev`` (a predictions file scored on SQuAD dev).
 
 Keys every fact takes: ``study`` (a folder under results/, default the README's), ``times`` (a
 number to multiply a numeric fact by, e.g. the dev set's size: an accuracy as sentences right),
@@ -22,24 +23,20 @@ number to multiply a numeric fact by, e.g. the dev set's size: an accuracy as se
 (optional when the study has one), ``source`` (``ours``, default, or ``paper``: the authors'
 published trials of the same figure), ``where`` (conditions on the trials, see
 :func:`figures.readme_data.conditions`) and ``with`` (another study whose same trials are paired
-with these: fields ``with.<field>``).
+with these: fields ``with.<field>``; ``with=paper``: the authors' trials of the study's figure).
 """
 from __future__ import annotations
 
-import gzip
-import json
-import os
 import statistics
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from syw.analysis import budget_to_reach, expected_max, overtakes_from, time_leaders
-from syw.figures.readme_data import (FactError, NeedsData, Study, Trials, check_names, conditions, field, matches, paper_study,
-                                 read_study, run_segments)
+from syw.figures.readme_data import (FactError, Study, Trials, check_names, conditions, entry, field, matches,
+                                     paper_study, read_study, run_segments, squad_scores)
 from syw.figures.readme_format import Value, field_kind, render
 
 
@@ -65,12 +62,19 @@ class Args:
         return self.values[key]
 
     def study(self, key: str = "study") -> Study:
+        """The study ``key`` names (ours, or with ``source=paper`` the authors' trials of its figure);
+        ``with=paper`` pairs a study's trials with the authors' trials of its figure, row by row."""
+        if key == "with" and self.get(key) == "paper":
+            return paper_study(self.ours("study"))
+        ours = self.ours(key)
+        return paper_study(ours) if self.get("source", "ours") == "paper" and key == "study" else ours
+
+    def ours(self, key: str) -> Study:
         name = self.get(key)
         if name is None and self.default_study is None:
             raise FactError(f"missing {key}= (this README is not in a study's folder)")
         folder = self.results / name if name is not None else self.default_study
-        ours = read_study(folder.resolve())
-        return paper_study(ours) if self.get("source", "ours") == "paper" and key == "study" else ours
+        return read_study(folder.resolve())
 
     def family(self, study: Study, key: str = "family") -> Trials:
         name = self.get(key)
@@ -109,6 +113,11 @@ class Args:
         families = self.study().families.values()
         check_names(tuple(r for t in families for r in self.paired(t)), conditions(self.get("where")), "this study")
         return [self.select(t, check=False) for t in families]
+
+
+def every_row(a: Args) -> list[dict[str, Any]]:
+    """The trials of ``family`` that meet ``where``, or without ``family`` those of every family."""
+    return list(a.trials().rows) if a.get("family") else [r for t in a.each() for r in t.rows]
 
 
 def values_of(trials: Trials, name: str = "value") -> list[Any]:
@@ -173,7 +182,7 @@ def _aggregate(how: Callable[[list], Any]) -> Callable[[Args], Value]:
     def fact(a: Args) -> Value:
         name = a.get("of", "value")
         kind = "count" if how is sum and field_kind(name) == "count" else field_kind(name)
-        if how in (statistics.mean, statistics.median) and kind == "count":
+        if how in (statistics.mean, statistics.median, statistics.stdev) and kind == "count":
             kind = "number"
         return Value(how(values_of(a.trials(), name)), kind)
     fact.__doc__ = f"The {how.__name__} of field ``of`` (default value) over the trials of ``family`` that meet ``where``."
@@ -226,9 +235,12 @@ def behind(a: Args) -> Value:
 
 
 def gap(a: Args) -> Value:
-    """The largest |difference| between ``family``'s Eq. 8 curve and the authors' (same figure) up to the shorter one's N."""
+    """The largest |difference| between ``family``'s Eq. 8 curve and the authors' (same figure), or with
+    ``with`` the same family's in that study, up to the shorter one's N."""
     ours = a.trials()
-    theirs = Args({**a.values, "source": "paper", "where": ""}, a.default_study, a.results).trials()
+    other = {k: v for k, v in a.values.items() if k != "with"} | {"where": ""}
+    other |= {"study": a.values["with"]} if "with" in a.values else {"source": "paper"}
+    theirs = Args(other, a.default_study, a.results).trials()
     n = min(len(ours.rows), len(theirs.rows))
     return Value(float(np.max(np.abs(curve(ours, n) - curve(theirs, n)))), "score")
 
@@ -287,10 +299,25 @@ def _segment(a: Args, segments) -> Any:
 
 def commits(a: Args) -> Value:
     """The suite commits the trials (of ``family``, or all) ran at, in the order first used."""
-    rows = a.trials().rows if a.get("family") else [r for t in a.each() for r in t.rows]
+    rows = every_row(a)
     seen = list(dict.fromkeys(field(r, "commit") for r in sorted(rows, key=lambda r: r.get("started_at") or "")))
     names = [f"`{c}`" for c in seen if c]
     return Value(" and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1], "text")
+
+
+def span(a: Args) -> Value:
+    """Wall time from the first start to the last end of the trials (of ``family``, or all): a study's
+    or one family's time where run.log has no time stamps."""
+    rows = every_row(a)
+    return Value((max(field(r, "ended") for r in rows) - min(field(r, "started") for r in rows)).total_seconds(), "seconds")
+
+
+def share(a: Args) -> Value:
+    """The sum of field ``of`` (default seconds) over the trials of ``family`` that meet ``where``,
+    as a share of its sum over all the family's trials."""
+    name = a.get("of", "seconds")
+    everyone = Args({k: v for k, v in a.values.items() if k != "where"}, a.default_study, a.results).trials()
+    return Value(sum(values_of(a.trials(), name)) / sum(values_of(everyone, name)), "share")
 
 
 def parallel(a: Args) -> Value:
@@ -307,25 +334,7 @@ def squad_dev(a: Args) -> Value:
     metric = a.need("of")
     if metric not in ("exact_match", "f1"):
         raise FactError(f"of={metric!r}: exact_match or f1")
-    return Value(_squad_scores(a.study().folder / a.need("file"))[metric], "score")
-
-
-@lru_cache(maxsize=None)
-def _squad_scores(path: Path) -> dict[str, float]:
-    from syw.models.tasks.squad_metric import score  # the official metric; torch-free
-
-    root = os.environ.get("SYW_DATA_DIR")
-    dev = Path(root) / "squad" / "dev-v1.1.json" if root else None
-    if dev is None or not dev.is_file():
-        raise NeedsData("SQuAD v1.1 dev ($SYW_DATA_DIR/squad/dev-v1.1.json)")
-    if not path.is_file():
-        raise FactError(f"{path} does not exist")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        predictions = json.load(handle)
-    data = json.loads(dev.read_text(encoding="utf-8"))["data"]
-    answers = {q["id"]: [x["text"] for x in q["answers"]] for art in data for p in art["paragraphs"] for q in p["qas"]}
-    return score(predictions, answers)
+    return Value(squad_scores(a.study().folder / a.need("file"))[metric], "score")
 
 
 COMMON = {"study", "fmt", "times"}
@@ -340,30 +349,28 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "mean": (_aggregate(statistics.mean), TRIALS | {"of", "with"}),
     "median": (_aggregate(statistics.median), TRIALS | {"of", "with"}),
     "sum": (_aggregate(sum), TRIALS | {"of", "with"}),
+    "sd": (_aggregate(statistics.stdev), TRIALS | {"of", "with"}),
+    "share": (share, TRIALS | {"of"}),
     "emax": (emax, TRIALS | {"n"}),
     "reach": (reach, TRIALS | {"target", "time"}),
     "which": (which, TRIALS | {"with"}),
     "overtakes": (overtakes, TRIALS | {"over"}),
     "behind": (behind, TRIALS),
-    "gap": (gap, COMMON | {"family", "where"}),
+    "gap": (gap, COMMON | {"family", "where", "with"}),
     "ratio": (ratio, TRIALS | {"over", "with", "of"}),
     "lead": (lead, TRIALS | {"edge", "k"}),
     "wall": (wall, COMMON | {"segment"}),
     "clock": (clock, COMMON | {"segment", "edge"}),
     "commits": (commits, COMMON | {"family", "where"}),
     "parallel": (parallel, COMMON | {"where"}),
+    "span": (span, COMMON | {"family", "where"}),
     "squad_dev": (squad_dev, COMMON | {"file", "of"}),
 }
 
 
 def compute(name: str, values: dict[str, str], default_study: Path | None, results: Path) -> str:
     """The text of fact ``name`` for a marker's ``values``; :class:`FactError` for an unknown fact or key."""
-    if name not in FACTS:
-        raise FactError(f"unknown fact {name!r} (facts: {', '.join(sorted(FACTS))}, table)")
-    function, keys = FACTS[name]
-    unknown = sorted(set(values) - keys)
-    if unknown:
-        raise FactError(f"{name}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(keys))})")
+    function = entry(FACTS, "fact", name, values, hint=", table")
     if values.get("source", "ours") not in ("ours", "paper"):
         raise FactError(f"source={values['source']!r}: ours or paper")
     args = Args(values, default_study, results)

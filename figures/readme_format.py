@@ -14,10 +14,10 @@ class Value:
     """A fact before formatting: ``kind`` picks the default format (see :func:`render`)."""
 
     value: Any
-    kind: str  # score, count, number, param, seconds, clock or text
+    kind: str  # score, count, number, share, param, seconds, clock or text
 
 
-DEFAULT_FORMAT = {"score": ".3f", "count": ",d", "number": ".1f", "scaled": ",.0f"}
+DEFAULT_FORMAT = {"score": ".3f", "count": ",d", "number": ".1f", "share": ".0%", "scaled": ",.0f"}
 
 
 def _duration(seconds: float, fmt: str) -> str:
@@ -68,6 +68,8 @@ def field_kind(name: str) -> str:
         return "score"
     if "/" in name:
         return "number"
+    if len(name) > 2 and name[0] == name[-1] == "|":
+        return field_kind(name[1:-1])
     if "-" in name:
         return field_kind(name.split("-", 1)[0])
     if name.startswith("with."):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from syw.figures.readme_data import FactError, field, figure_of
+from syw.figures.readme_data import FactError, entry, field, figure_of
 from syw.figures.readme_facts import Args, best_row, curve, reaching
 from syw.figures.readme_format import Value, field_kind, render
 
@@ -76,10 +76,4 @@ TABLES = {"results": (results_table, RESULTS_KEYS), "trials": (trials_table, TRI
 
 def compute_table(kind: str, values: dict[str, str], default_study: Path | None, results: Path) -> str:
     """The Markdown table of ``kind`` for a block marker's ``values``."""
-    if kind not in TABLES:
-        raise FactError(f"unknown table {kind!r} (tables: {', '.join(TABLES)})")
-    function, keys = TABLES[kind]
-    unknown = sorted(set(values) - keys)
-    if unknown:
-        raise FactError(f"table {kind}: unknown key {unknown[0]!r} (keys: {', '.join(sorted(keys))})")
-    return function(Args(values, default_study, results))
+    return entry(TABLES, "table", kind, values)(Args(values, default_study, results))

@@ -1,5 +1,6 @@
-"""``syw readme [--study S] [--check]``: the numbers and tables of README.md and of
-every ``results/<study>/README.md``, rewritten from the records where markers stand.
+"""``syw readme [--study S] [--check]``: the numbers and tables of README.md, of every
+``results/<study>/README.md`` and of the pages under ``docs/``, rewritten from the records where
+markers stand.
 
 The prose is written by hand; every number in it that comes from records sits in a marker,
 
@@ -14,7 +15,7 @@ and every table in a block marker, each on a line of its own,
 The text between the two tags is replaced by the fact (:data:`figures.readme_facts.FACTS`) or table
 (:data:`figures.readme_tables.TABLES`) the marker names, rounded once from the records. A study
 README's markers read its own folder; ``study=`` names another folder under results/ (and is
-required in the top README). A fact that needs a file outside the repository (the authors'
+required in the top README and in docs/). A fact that needs a file outside the repository (the authors'
 trials, SQuAD dev) is left as written where that file is not at hand, and said so. ``--check``
 rewrites nothing and exits 1 when any text differs from what the records give. A marker that
 cannot be computed (unknown fact or key, a family the study lacks, a tag left open) is one error
@@ -134,20 +135,21 @@ def regenerate(path: Path, results: Path = REPO / "results") -> Outcome:
     return outcome
 
 
-def readmes(results: Path, study: str | None) -> list[Path]:
-    """The READMEs to regenerate: ``results/<study>/README.md``, or the top README and every study's."""
+def readmes(results: Path, study: str | None, root: Path = REPO) -> list[Path]:
+    """The pages to regenerate: ``results/<study>/README.md``, or the top README, every study's and
+    every page of ``docs/`` (one without markers stays as it is) under the checkout ``root``."""
     if study is not None:
         path = results / study / "README.md"
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such README")
         return [path]
-    return [REPO / "README.md"] + sorted(results.glob("*/README.md"))
+    return [root / "README.md"] + sorted(results.glob("*/README.md")) + sorted((root / "docs").glob("*.md"))
 
 
-def run(results: Path, study: str | None, check: bool) -> int:
-    """Rewrite (or with ``check`` compare) the READMEs; 1 when ``check`` finds text the records contradict."""
+def run(results: Path, study: str | None, check: bool, root: Path = REPO) -> int:
+    """Rewrite (or with ``check`` compare) the pages; 1 when ``check`` finds text the records contradict."""
     stale = 0
-    for path in readmes(results, study):
+    for path in readmes(results, study, root):
         outcome = regenerate(path, results)
         for why in dict.fromkeys(why for _, _, why in outcome.unchecked):
             lines = [str(line) for line, _, reason in outcome.unchecked if reason == why]
