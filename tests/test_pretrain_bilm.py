@@ -15,8 +15,8 @@ from syw.data.download import file_digest
 from syw.models.elmo.checkpoint import load_bilm
 from syw.models.elmo.checksum import weights_sha256
 from syw.models.elmo.options import options_from_json, options_to_json
-from syw.models.elmo.pretrain import (Encoded, LanguageModel, bilm_options, log_uniform_log_q, main,
 from syw.entry import run_main
+from syw.models.elmo.pretrain import (Encoded, LanguageModel, bilm_options, log_uniform_log_q, main,
                                   sampled_softmax_loss)
 from tests.fixtures_sst import write_sst_fixture
 
