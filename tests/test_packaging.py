@@ -102,3 +102,12 @@ def test_syw_run_from_the_wheel_outside_the_checkout(site, tmp_path):
     records = [json.loads(line) for line in (tmp_path / "results" / "toy" / "toy.jsonl").read_text().splitlines()]
     assert [r["status"] for r in records] == ["ok", "ok"]
     assert records[0]["family_file"].endswith("conf/search_space/toy.yaml")
+
+
+def test_the_installed_suite_takes_no_generic_top_level_name(site, tmp_path):
+    """Installed, the suite is only `syw`: a user's `import data` (or analysis, models, ...) is not ours."""
+    assert sorted(p.name for p in site.iterdir() if not p.name.endswith(".dist-info")) == ["syw"]
+    code = ("import importlib.util\nprint([n for n in ('data', 'analysis', 'models', 'experiments', 'figures', 'conf')"
+            " if importlib.util.find_spec(n)])\n")
+    done = run_outside(site, tmp_path, code, block=False)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
