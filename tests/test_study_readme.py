@@ -15,7 +15,8 @@ import pytest
 
 from syw.paths import REPO
 from syw.figures.__main__ import main
-from syw.figures.study_readme import ReadmeError, readmes, regenerate
+from syw.figures.study_readme import ReadmeError, readmes, regenerate, run
+from syw.entry import run_main
 
 RESULTS = REPO / "results"
 
@@ -23,6 +24,7 @@ RESULTS = REPO / "results"
 def test_every_committed_readme_regenerates_unchanged():
     paths = readmes(RESULTS, None)
     assert REPO / "README.md" in paths and RESULTS / "scitail_reduced" / "README.md" in paths
+    assert REPO / "docs" / "figure1_reproduction.md" in paths and REPO / "docs" / "performance.md" in paths
     for path in paths:
         outcome = regenerate(path)
         assert outcome.changes == [], f"{path}: `make readmes` would change {outcome.changes[:3]}"
@@ -58,6 +60,20 @@ def test_a_tampered_number_is_found_by_check_and_rewritten(tmp_path, capsys):
     assert readme.read_text() == tampered  # --check writes nothing
     assert main(["readme", "--study", "scitail_reduced", "--results", str(tmp_path)]) == 0
     assert readme.read_text() == good
+
+
+def test_a_tampered_number_in_docs_is_found_by_check(tmp_path, capsys):
+    (tmp_path / "docs").mkdir()
+    shutil.copy(REPO / "README.md", tmp_path / "README.md")
+    page = tmp_path / "docs" / "figure1_reproduction.md"
+    good = (REPO / "docs" / "figure1_reproduction.md").read_text()
+    marker = "<!-- syw: count study=sst5 family=lr -->"
+    assert f"{marker}50<!-- /syw -->" in good
+    page.write_text(good.replace(f"{marker}50<!-- /syw -->", f"{marker}49<!-- /syw -->", 1))
+    assert run(RESULTS, None, check=True, root=tmp_path) == 1
+    assert "figure1_reproduction.md:22: count study=sst5 family=lr: differs from the records: '49' -> '50'" in capsys.readouterr().out
+    assert run(RESULTS, None, check=False, root=tmp_path) == 0
+    assert page.read_text() == good
 
 
 def _record(study, family, trial, value, seconds, start, **extra):
@@ -115,6 +131,14 @@ def test_counts_fields_filters_and_pairing(study):
     assert values(study, "ratio family=a over=b", "max family=a with=synth of=value-with.value fmt=.1f",
                   "count family=b with=synth where=value<with.value") == ["5.0", "0.0", "0"]
     assert values(study, "commits", "parallel", "min family=a of=started fmt=%Y-%m-%d") == ["`abc1234` and `def1234`", "2", "2026-01-01"]
+    # sample SD of 0.1..0.4: sqrt(0.05 / 3); trials 2 and 3 take (180 + 240) of the 600 s; |lr - value| is largest at trial 3.
+    assert values(study, "sd family=a fmt=.4f", "share family=a where=value>=0.3", "max family=a of=|params.lr-value| fmt=.4f",
+                  "min family=a of=params.lr-value fmt=.4f") == [f"{(0.05 / 3) ** 0.5:.4f}", "70%", "0.3999", "-0.3999"]
+    # a's trials run 00:00-00:35, b's 00:01-00:36.
+    assert values(study, "span family=a fmt=hm", "span fmt=hm", "span family=b where=trial>=2 fmt=hm") == ["35 min", "36 min", "15 min"]
+    # a's first three (0.1, 0.2, 0.3) against all four: Eq. 8 at n = 3 is 7.2 / 27 against 0.34375, the widest gap.
+    assert values(study, "gap family=a with=synth where=value<=0.3 fmt=.4f", "gap family=a with=synth fmt=.4f") == \
+        [f"{0.34375 - 7.2 / 27:.4f}", "0.0000"]
 
 
 def test_run_log_segments(study):
@@ -144,6 +168,7 @@ def test_tables(study):
     ("best family=a fmt=.3q", "fmt='.3q' cannot write"),
     ("table nosuch", "unknown table 'nosuch'"),
     ("emax family=a source=paper", "reproduces none of Figures 1-4"),
+    ("mean family=a with=paper of=value-with.value", "reproduces none of Figures 1-4"),
     ("clock segment=3 edge=start", "run.log holds 2 command(s)"),
 ])
 def test_a_bad_marker_is_one_error_naming_the_readme_and_line(study, marker, message):
@@ -160,7 +185,7 @@ def test_bad_markers_exit_2_with_one_line(study, capsys):
                          "README.md:1: marker 'best family=a' has no <!-- /syw -->"),
                         ("<!-- syw: best family=a -->0.4\n0.4<!-- /syw -->\n", "an inline marker closes on its own line")]:
         (study / "README.md").write_text(text)
-        assert main(["readme", "--study", "synth", "--results", str(study.parent)]) == 2
+        assert run_main(main, ["readme", "--study", "synth", "--results", str(study.parent)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("error: ") and where in err and "Traceback" not in err
 
