@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from syw.analysis.table import curve_table, read_records
-from syw.entry import positive_int, write_output
+from syw.entry import naming, positive_int, run_main, write_output
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
@@ -31,27 +31,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="write the table here (.csv or .tsv); default: next to the records")
     args = parser.parse_args(args)
     out = args.out or args.records.with_name(args.records.stem + "_expected_max.csv")
-    try:
-        if out.resolve() == args.records.resolve():
-            raise ValueError(f"{out}: --out is the records file itself; it would be overwritten")
+    if out.resolve() == args.records.resolve():
+        raise ValueError(f"{out}: --out is the records file itself; it would be overwritten")
+    with naming(args.records):
         frame = read_records(args.records)
-        table = curve_table(
-            frame, args.group, args.metric, duration=args.duration, max_n=args.max_n, maximize=args.direction == "max"
-        )
-    except (FileNotFoundError, ValueError) as err:  # their messages name the file (and row)
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:  # e.g. a records file that may not be read
-        print(f"error: {err.filename or args.records}: {err.strerror or err}", file=sys.stderr)
-        return 2
+    table = curve_table(
+        frame, args.group, args.metric, duration=args.duration, max_n=args.max_n, maximize=args.direction == "max"
+    )
     if frame.attrs.get("dropped"):
         print(f"note: {args.records}: {frame.attrs['dropped']} record(s) whose status is not ok are left out", file=sys.stderr)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
-    if not write_output(out, lambda path: table.to_csv(path, sep="\t" if path.suffix == ".tsv" else ",", index=False,
-                                                        float_format="%.10g"), "table"):
-        return 2
+    write_output(out, lambda path: table.to_csv(path, sep="\t" if path.suffix == ".tsv" else ",", index=False,
+                                                float_format="%.10g"), "table")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -21,7 +21,7 @@ import pandas as pd
 
 from syw.analysis import expected_max, overtakes_from
 from syw.errors import DataError
-from syw.entry import write_output
+from syw.entry import run_main, write_output
 from syw.records import iter_records
 
 # what the report reads of each ok record besides what every record has (syw.records.check_record)
@@ -138,16 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--names", nargs=2, default=("first", "second"), help="what to call the two runs")
     parser.add_argument("--out", type=Path, default=None, help="write the report here (default: print it)")
     args = parser.parse_args(argv)
-    try:
-        report = compare(args.first, args.second, tuple(args.names))
-    except (FileNotFoundError, ValueError) as err:  # their messages name the folder or file (and trial)
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    if not args.out:
+    report = compare(args.first, args.second, tuple(args.names))
+    if args.out:
+        write_output(args.out, lambda path: path.write_text(report), "report")
+    else:
         print(report)
-        return 0
-    return 0 if write_output(args.out, lambda path: path.write_text(report), "report") else 2
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from syw.errors import DataError
 from syw.data.download import file_digest
-from syw.entry import write_output
-from syw.records import RecordError, iter_records
+from syw.entry import run_main, write_output
+from syw.records import iter_records
 from syw.experiments.space import study_config
 
 # The files each data set (a study's `dataset.name`) is read from, under the data folder.
@@ -114,19 +114,16 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the study folder's PROVENANCE.md; 2 with one error line for bad input."""
+    """Write the study folder's PROVENANCE.md (bad input raises; :func:`syw.entry.run_main` makes it one line)."""
     parser = argparse.ArgumentParser(prog="syw provenance", description=__doc__.splitlines()[0])
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
     args = parser.parse_args(argv)
     path = args.study_dir / "PROVENANCE.md"
-    try:
-        text = summary(args.study_dir, args.data_dir)
-    except (FileNotFoundError, DataError, RecordError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0 if write_output(path, lambda out: out.write_text(text), "provenance") else 2
+    text = summary(args.study_dir, args.data_dir)
+    write_output(path, lambda out: out.write_text(text), "provenance")
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

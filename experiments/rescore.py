@@ -29,12 +29,11 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import torch
 
-from syw.errors import DataError, DataMissingError
+from syw.entry import run_main
 from syw.data.glove import load_embeddings, resolve_source
 from syw.data.squad import read_split
-from syw.records import RecordError, iter_records, latest_per_trial
+from syw.records import iter_records, latest_per_trial
 from syw.settings import resolve
-from syw.errors import ConfigError
 from syw.experiments.space import load_family, study_config
 from syw.units import human_duration
 from syw.models.tasks.sentence import EMBEDDING_SEED
@@ -174,7 +173,7 @@ def rescore(study_dir: Path, data_dir: Path, cache_dir: Path | None, trial: int 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rescore and print; 2 with one error line for bad input."""
+    """Rescore and print (bad input raises; :func:`syw.entry.run_main` makes it one line)."""
     parser = argparse.ArgumentParser(prog="syw rescore", description=__doc__.splitlines()[0])
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--trial", type=int, help="the trial to score (default: the best ok one)")
@@ -182,11 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR", ".data")))
     parser.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("SYW_CACHE_DIR", ".cache")))
     args = parser.parse_args(argv)
-    try:
-        result = rescore(args.study_dir, args.data_dir, args.cache_dir, args.trial, args.family, verbose=True)
-    except (RescoreError, RecordError, ConfigError, DataError, DataMissingError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    result = rescore(args.study_dir, args.data_dir, args.cache_dir, args.trial, args.family, verbose=True)
     subset, everything = result["subset"], result["all"]
     print(f"trial {result['trial']}: {result['new_words']} dev words added to its vocabulary; "
           f"{result['questions']} questions in {result['seconds']:.0f} s")
@@ -198,4 +193,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -21,6 +21,7 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from syw.entry import exit_on
 from syw.errors import DataError, DataMissingError
 from syw.experiments.checks import check_family_code, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
@@ -154,11 +155,8 @@ def prepare(cfg: DictConfig) -> dict[str, tuple[Family, list[dict[str, Any]]]]:
 
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
-    try:
+    with exit_on(ConfigError, RecordError, DataMissingError, DataError):
         todo = prepare(cfg)
-    except (ConfigError, RecordError, DataMissingError, DataError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
     for name, (family, jobs) in todo.items():
         print(f"[{cfg.study.name}/{name}] {len(jobs)} reruns to run: " + (", ".join(
             f"trial {t} ({sum(j['trial'] == t for j in jobs)} seeds)" for t in dict.fromkeys(j["trial"] for j in jobs)) or "none"))
@@ -167,14 +165,12 @@ def main(cfg: DictConfig) -> None:
     started = time.perf_counter()
     start_ray(cfg.ray.address, cfg.ray.verbose)
     try:
-        resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
-        commit = suite_commit()
-        for family, jobs in todo.values():
-            if jobs:
-                rerun_family(cfg, family, resources, commit)
-    except (RecordsBusy, ConfigError, DataProblem, RecordError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
+        with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError):
+            resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
+            commit = suite_commit()
+            for family, jobs in todo.values():
+                if jobs:
+                    rerun_family(cfg, family, resources, commit)
     finally:
         stop_ray()
     left = sum(len(jobs_for(cfg, family)[2]) for family, _ in todo.values())

@@ -18,6 +18,7 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from syw.entry import exit_on
 from syw.errors import DataError, DataMissingError
 from syw.experiments.checks import check_family_code, check_records_match, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
@@ -152,20 +153,14 @@ def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
 
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
-    try:
+    with exit_on(ConfigError, RecordError, DataMissingError, DataError):  # a replay file is data too
         families, todo, results = prepare(cfg)
-    except (ConfigError, RecordError, DataMissingError, DataError) as err:  # a replay file is data too
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
     if cfg.dry_run:
         for family in families:
             print_assignments(cfg, family, set(range(family_trials(cfg, family.name))) - set(todo[family.name]))
-        try:
+        with exit_on(ConfigError, RecordError):
             print("\n".join(cost_lines(cfg.study.name, families, {f.name: family_trials(cfg, f.name) for f in families}, todo, results,
                                        [Path(d) for d in cfg.paths.get("family_dirs") or []])))
-        except (ConfigError, RecordError) as err:
-            print(f"error: {err}", file=sys.stderr)
-            sys.exit(2)
         return
     if not any(todo.values()):
         kept = "ok records" if cfg.retry_failed else "records (retry_failed=true reruns the failed ones)"
@@ -181,19 +176,17 @@ def main(cfg: DictConfig) -> None:
     print(f"[{cfg.study.name}] Ray ready in {time.perf_counter() - started:.1f} s (cluster "
           f"{ray.get_runtime_context().gcs_address}, this node {ray.util.get_node_ip_address()}; {how})", flush=True)
     try:
-        resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
-        commit = suite_commit()
-        for family in families:
-            if todo[family.name]:
-                tuner = tuner_of(cfg, family)
-                how = f"{tuner.strategy}, tuner seed {tuner.seed}, {tuner.concurrency} at a time; " if tuner.adaptive else ""
-                print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {family_trials(cfg, family.name)} trials to run ({how}"
-                      f"{resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {records_file(cfg, family)}", flush=True)
-                if run_family(cfg, family, todo[family.name], resources, commit):
-                    break  # interrupted: the later families wait for the same command, as this one's rest does
-    except (RecordsBusy, ConfigError, DataProblem, RecordError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
+        with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError):
+            resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
+            commit = suite_commit()
+            for family in families:
+                if todo[family.name]:
+                    tuner = tuner_of(cfg, family)
+                    how = f"{tuner.strategy}, tuner seed {tuner.seed}, {tuner.concurrency} at a time; " if tuner.adaptive else ""
+                    print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {family_trials(cfg, family.name)} trials to run ({how}"
+                          f"{resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {records_file(cfg, family)}", flush=True)
+                    if run_family(cfg, family, todo[family.name], resources, commit):
+                        break  # interrupted: the later families wait for the same command, as this one's rest does
     finally:
         stop_ray()
     took = human_duration(time.perf_counter() - started)

@@ -17,6 +17,7 @@ import textwrap
 from pathlib import Path
 
 from syw.errors import DataError, DataMissingError
+from syw.entry import naming, run_main
 from syw.paths import REPO
 from syw.experiments.space import study_config
 from syw.figures import budgets, report, seeds, sensitivity, study_readme
@@ -85,68 +86,84 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--run-missing", action="store_true", help="run the study first when it has no records")
     args = parser.parse_args(argv)
-    tag = args.source if not args.variant else f"{args.source}_{args.variant}"
-    try:
-        if args.what == "readme":
-            return study_readme.run(args.results, args.study, args.check)
-        if args.what in ("sensitivity", "seeds"):
-            if not args.study:
-                parser.error(f"{args.what} needs --study")
-            written = (sensitivity.write(args.study, args.results, args.out, args.family) if args.what == "sensitivity"
-                       else [seeds.write(args.study, args.results, args.out)])
-            for path in written:
-                print(f"wrote {path}")
-            return 0
-        if args.what == "report":
-            study = args.study or study_of(FIGURES[1], args.variant)
-            md, tex = report.build(study, args.source, args.results)
-            args.out.mkdir(parents=True, exist_ok=True)
-            for suffix, text in ((".md", md), (".tex", tex)):
-                path = args.out / f"report_{study}_{args.source}{suffix}"
-                path.write_text(text)
-                print(f"wrote {path}")
-            return 0
-        if args.what == "budgets":
-            sections, skipped, theirs = [], {}, {}
-            for spec in FIGURES.values():
-                try:
-                    groups = groups_for(spec, args.source, args.variant, args.results, False)
-                    ours = args.results if args.source == "ours" else None  # the authors' trials are the full study's
-                    sections.append((replace(spec, study=study_of(spec, args.variant, ours)), groups))
-                    if args.source == "ours":
-                        theirs[spec.number] = paper_or_why(spec)
-                except FileNotFoundError as err:
-                    skipped[spec.number] = str(err).replace(f"{REPO}/", "")  # committed tables name repo paths
-                    print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
-            if not sections:
-                raise FileNotFoundError(f"{args.results}: no records for any figure ({args.source})")
-            for path in budgets.write(sections, tag, args.out, skipped, theirs):
-                print(f"wrote {path}")
-            return 0
-        spec = FIGURES[int(args.what[3:])]
-        groups = groups_for(spec, args.source, args.variant, args.results, args.run_missing)
-        if args.what == "fig1" and args.variant == "as_run" and args.source == "ours":
-            for path in compare_fig1(args.results, args.out):
-                print(f"wrote {path}")
-        study = study_of(spec, args.variant, args.results)
-        who = "the authors' published trials" if args.source == "paper" else f"our records ({study})"
-        stem = args.what if tag == "ours" else f"{args.what}_{tag.removeprefix('ours_')}"
-        title = f"{spec.dataset}: Figure {spec.number} from {who}"
-        reduced = study_config(study).get("reduced") if args.source == "ours" else None
-        if reduced:  # what was reduced, in the figure itself
-            title += "\n" + "\n".join(textwrap.wrap(reduced, TITLE_WIDTH))
-        if args.source == "ours" and study == spec.reduced:  # the paper's axes span GPU days; a reduced study's, CPU minutes to hours
-            spec = spec.on_own_axes()
-        for path in draw(spec, groups, title, args.out / stem):
-            print(f"wrote {path}")
-        return 0
-    except (DataMissingError, FileNotFoundError, ValueError) as err:  # their messages name the file
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:  # e.g. an --out folder that cannot be created or written
-        print(f"error: {err.filename or args.out}: cannot write: {err.strerror or err}", file=sys.stderr)
-        return 2
+    if args.what in ("sensitivity", "seeds") and not args.study:
+        parser.error(f"{args.what} needs --study")
+    with naming(args.out):  # an OS error that names no file is about what is written there
+        return _run(args)
 
+
+def _run(args: argparse.Namespace) -> int:
+    """Draw or write what ``args.what`` names; bad input raises (:func:`syw.entry.run_main`)."""
+    if args.what == "readme":
+        return study_readme.run(args.results, args.study, args.check)
+    if args.what == "sensitivity":
+        written = sensitivity.write(args.study, args.results, args.out, args.family)
+    elif args.what == "seeds":
+        written = [seeds.write(args.study, args.results, args.out)]
+    elif args.what == "report":
+        written = _report(args)
+    elif args.what == "budgets":
+        written = _budgets(args)
+    else:
+        written = _figure(args)
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+def _tag(args: argparse.Namespace) -> str:
+    return args.source if not args.variant else f"{args.source}_{args.variant}"
+
+
+def _report(args: argparse.Namespace) -> list[Path]:
+    """A study's reporting checklist, Markdown and LaTeX."""
+    study = args.study or study_of(FIGURES[1], args.variant)
+    md, tex = report.build(study, args.source, args.results)
+    args.out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for suffix, text in ((".md", md), (".tex", tex)):
+        path = args.out / f"report_{study}_{args.source}{suffix}"
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+def _budgets(args: argparse.Namespace) -> list[Path]:
+    """The budget tables of every figure with records; a figure without them is skipped, saying why."""
+    sections, skipped, theirs = [], {}, {}
+    for spec in FIGURES.values():
+        try:
+            groups = groups_for(spec, args.source, args.variant, args.results, False)
+            ours = args.results if args.source == "ours" else None  # the authors' trials are the full study's
+            sections.append((replace(spec, study=study_of(spec, args.variant, ours)), groups))
+            if args.source == "ours":
+                theirs[spec.number] = paper_or_why(spec)
+        except FileNotFoundError as err:
+            skipped[spec.number] = str(err).replace(f"{REPO}/", "")  # committed tables name repo paths
+            print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
+    if not sections:
+        raise FileNotFoundError(f"{args.results}: no records for any figure ({args.source})")
+    return list(budgets.write(sections, _tag(args), args.out, skipped, theirs))
+
+
+def _figure(args: argparse.Namespace) -> list[Path]:
+    """One figure of the paper (``args.what`` is ``fig<n>``) from our records or the authors' trials."""
+    spec = FIGURES[int(args.what[3:])]
+    groups = groups_for(spec, args.source, args.variant, args.results, args.run_missing)
+    written = []
+    if args.what == "fig1" and args.variant == "as_run" and args.source == "ours":
+        written += compare_fig1(args.results, args.out)
+    study = study_of(spec, args.variant, args.results)
+    who = "the authors' published trials" if args.source == "paper" else f"our records ({study})"
+    tag = _tag(args)
+    stem = args.what if tag == "ours" else f"{args.what}_{tag.removeprefix('ours_')}"
+    title = f"{spec.dataset}: Figure {spec.number} from {who}"
+    reduced = study_config(study).get("reduced") if args.source == "ours" else None
+    if reduced:  # what was reduced, in the figure itself
+        title += "\n" + "\n".join(textwrap.wrap(reduced, TITLE_WIDTH))
+    if args.source == "ours" and study == spec.reduced:  # the paper's axes span GPU days; a reduced study's, CPU minutes to hours
+        spec = spec.on_own_axes()
+    return written + draw(spec, groups, title, args.out / stem)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from syw.entry import positive_int
+from syw.entry import naming, positive_int, run_main
 from syw.analysis.bands import curve_name, parse_statistic, statistic_name
 from syw.analysis.curves import Options, band_bounds, budgets, build, comparisons, cost_table, leader_changes, table
 from syw.analysis.forecast import MODELS, VERDICT
@@ -220,15 +220,9 @@ def curve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    try:
+    with naming(args.trials[0]):
         return curve(args)
-    except (FileNotFoundError, ValueError) as err:  # their messages name the file (and line, column or key)
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:
-        print(f"error: {err.filename or args.trials[0]}: {err.strerror or err}", file=sys.stderr)
-        return 2
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -14,7 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from syw.records import RecordError, iter_records
+from syw.entry import run_main
+from syw.records import iter_records
 from syw.paths import REPO
 from syw.experiments.space import study_config
 
@@ -126,17 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.01)
     parser.add_argument("--results", type=Path, default=REPO / "results")
     args = parser.parse_args(argv)
-    try:
-        found = curves(args.study, args.results)
-        out = args.results / args.study
-        (out / "learning_curve.md").write_text(markdown(args.study, found, args.tolerance) + "\n")
-        draw(args.study, found, args.tolerance, out / "learning_curve.png")
-    except (FileNotFoundError, RecordError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    found = curves(args.study, args.results)
+    out = args.results / args.study
+    (out / "learning_curve.md").write_text(markdown(args.study, found, args.tolerance) + "\n")
+    draw(args.study, found, args.tolerance, out / "learning_curve.png")
     print(f"wrote {out / 'learning_curve.md'} and {out / 'learning_curve.png'}")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(run_main(main))

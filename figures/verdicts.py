@@ -10,6 +10,7 @@ one cannot test a claim about the paper's scale, and says why.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 import warnings
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import numpy as np
 
 from syw.analysis import budget_to_reach, crossovers
 from syw.analysis.compare import difference, sentence
+from syw.entry import run_main, write_output
 from syw.errors import DataError, DataMissingError
 from syw.paths import REPO
 from syw.experiments.space import study_config
@@ -212,21 +214,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
     parser.add_argument("--out", type=Path, default=OUT, help="the Markdown file to write (default docs/verdicts.md)")
     args = parser.parse_args(argv)
-    if not args.out.parent.is_dir():
-        print(f"error: {args.out}: cannot write: the folder {args.out.parent} does not exist", file=sys.stderr)
-        return 2
-    try:
-        text = build(args.results)
-        args.out.write_text(text)
-    except (FileNotFoundError, ValueError) as err:  # their messages name the file
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:
-        print(f"error: {err.filename or args.out}: cannot write: {err.strerror or err}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out}")
+    if not args.out.parent.is_dir():  # before the records are read
+        raise FileNotFoundError(errno.ENOENT, f"cannot write the verdicts: the folder {args.out.parent} does not exist",
+                                str(args.out))
+    text = build(args.results)
+    write_output(args.out, lambda path: path.write_text(text), "verdicts")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

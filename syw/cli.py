@@ -11,7 +11,7 @@ import importlib
 import sys
 from typing import Callable, NamedTuple, Sequence
 
-from syw.entry import run_main
+from syw.entry import MissingExtra, run_main
 
 
 class Command(NamedTuple):
@@ -48,7 +48,7 @@ COMMANDS: dict[str, Command] = {
     "learning-curve": Command("figures.learning_curve", "a study's learning curves (score against epoch)"),
     "compare": Command("experiments.compare", "two runs of one study, trial by trial"),
     "provenance": Command("experiments.provenance", "a study's PROVENANCE.md: commands, commits, machines, inputs"),
-    "download": Command("data.download", "download and check a data set (sst, scitail, squad, ptb, wikitext2, ...)"),
+    "download": Command("data.download", "download and check a data set: sst, or the language-model corpora ptb and wikitext-2"),
     "pretrain-bilm": Command("models.elmo.pretrain", "pretrain the small biLM that stands in for ELMo here"),
     "rescore": Command("experiments.rescore", "rescore BiDAF trials on the whole dev set"),
 }
@@ -61,28 +61,31 @@ def usage() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help"):
+    """``syw <command> ...``: the command's exit status; 2 with one ``error:`` line for bad input."""
+    return run_main(_dispatch, sys.argv[1:] if argv is None else argv)
+
+
+def _dispatch(args: list[str]) -> int:
+    if args and args[0] in ("-h", "--help"):
         print(usage())
-        return 0 if args else 2
+        return 0
+    if not args or args[0] not in COMMANDS:
+        what = f"unknown command {args[0]!r}" if args else "no command given"
+        raise ValueError(f"syw: {what}\n\n{usage()}")
     name, rest = args[0], args[1:]
-    if name not in COMMANDS:
-        print(f"error: syw: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
-        return 2
     command = COMMANDS[name]
     try:
         module = importlib.import_module(f"syw.{command.module}")
     except ModuleNotFoundError as err:  # the light install lacks the suite's dependencies
         if (err.name or "syw").split(".")[0] == "syw":
             raise
-        print(f"error: syw {name} needs {err.name!r}, part of the full suite: pip install 'show-your-work[suite]'",
-              file=sys.stderr)
-        return 2
+        raise MissingExtra(f"syw {name} needs {err.name!r}, part of the full suite: pip install 'show-your-work[suite]'",
+                           name=err.name) from None
     if command.hydra:
         sys.argv = [f"syw {name}", *command.forward(rest)]
         module.main()
         return 0
-    return run_main(module.main, command.forward(rest))
+    return module.main(command.forward(rest))
 
 
 if __name__ == "__main__":

@@ -1,28 +1,71 @@
 """What the command-line entry points share: one way from an error to its ``error:`` line and exit
-status 2 (:func:`run_main`), writing an output file, argument types."""
+status 2 (:func:`error_line`, used by :func:`run_main` and, inside Hydra apps, by :func:`exit_on`),
+writing an output file, argument types."""
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Sequence
-
-from syw.errors import ConfigError, DataError, DataMissingError
 
 Main = Callable[[Sequence[str] | None], int]
 
+BAD_INPUT: tuple[type[Exception], ...] = (ValueError, OSError)
+"""What bad input raises: the suite's errors (:mod:`syw.errors`: ``DataError`` and ``ConfigError``
+are ValueErrors, ``DataMissingError`` a FileNotFoundError) and the ValueError or OSError of a
+malformed, missing or unwritable file; anything else is a bug and keeps its traceback."""
+
+EXIT_BAD_INPUT = 2
+
+
+class MissingExtra(ModuleNotFoundError):
+    """A command of the full suite run on the light install: the message names the extra to install."""
+
+
+def error_line(err: BaseException) -> str:
+    """The one line bad input ends with: ``error: <message>``, where the suite's errors and a
+    ``ValueError`` name the file (and line or key) in their message, and an ``OSError`` names it in
+    ``filename`` (``error: <file>: <reason>``)."""
+    if isinstance(err, OSError) and err.filename is not None:
+        return f"error: {err.filename}: {err.strerror or err}"
+    if isinstance(err, OSError) and err.errno is not None:
+        return f"error: {err.strerror}"  # a raw OS error without a file: its reason, without "[Errno n]"
+    return f"error: {err}"
+
 
 def run_main(main: Main, argv: Sequence[str] | None = None) -> int:
-    """Run a command's ``main(argv)``. Bad input (a missing, malformed or unwritable file, a bad
-    setting) is one ``error: <file>: ...`` line on stderr and exit status 2: the suite's errors and
-    the ``ValueError``/``OSError`` of bad input name the file (and line or key) in their message."""
+    """Run a command's ``main(argv)``: its exit status, or for bad input (:data:`BAD_INPUT`, or a
+    missing extra) its :func:`error_line` on stderr and exit status 2. Every other exception, and
+    ``KeyboardInterrupt`` and ``SystemExit`` (argparse's own exit 2), pass through."""
     try:
         return main(None if argv is None else list(argv))
-    except (DataMissingError, DataError, ConfigError, FileNotFoundError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-    except OSError as err:  # e.g. a folder that cannot be created or a file that may not be read
-        print(f"error: {err.filename or ''}: {err.strerror or err}", file=sys.stderr)
-    return 2
+    except (*BAD_INPUT, MissingExtra) as err:
+        print(error_line(err), file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+@contextmanager
+def exit_on(*errors: type[BaseException]) -> Iterator[None]:
+    """For a Hydra app, whose main takes no ``argv`` (so :func:`run_main` cannot call it): ``errors``
+    raised in the block end the process with their :func:`error_line` and exit status 2."""
+    try:
+        yield
+    except errors as err:
+        print(error_line(err), file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT) from None
+
+
+@contextmanager
+def naming(path: Path | str) -> Iterator[None]:
+    """An operating-system error raised in the block without a file name (a full disk while copying,
+    say) gets ``path`` as its file, so that its error line still says where."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None and err.errno is not None:
+            err.filename = str(path)
+        raise
 
 
 def positive_int(text: str) -> int:
@@ -36,14 +79,12 @@ def positive_int(text: str) -> int:
     return value
 
 
-def write_output(path: Path, write: Callable[[Path], object], what: str) -> bool:
-    """``write(path)``; on an OSError print ``error: <path>: cannot write the <what>: <reason>`` and
-    return False (the caller exits 2), else print ``wrote <path>`` and return True."""
+def write_output(path: Path, write: Callable[[Path], object], what: str) -> None:
+    """``write(path)``, then print ``wrote <path>``; on an OSError raise one whose error line is
+    ``error: <path>: cannot write the <what>: <reason>``."""
     try:
         write(path)
     except OSError as err:  # e.g. an --out into a folder that does not exist
         reason = "the folder does not exist" if not path.parent.is_dir() else (err.strerror or str(err))
-        print(f"error: {path}: cannot write the {what}: {reason}", file=sys.stderr)
-        return False
+        raise OSError(err.errno, f"cannot write the {what}: {reason}", str(path)) from err
     print(f"wrote {path}")
-    return True

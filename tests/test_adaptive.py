@@ -12,6 +12,7 @@ import pytest
 from syw.analysis.adaptive import mean_best_so_far, optuna_strategy, ray_strategy
 from syw.figures.curve_command import main
 from syw.figures import plot
+from syw.entry import run_main
 from tests import oracle
 
 
@@ -113,7 +114,7 @@ def test_a_strategy_column_and_tuner_seeds_make_runs(tmp_path):
 
 def test_a_group_mixing_strategies_is_one_error_line(tmp_path, capsys):
     (tmp_path / "mixed.jsonl").write_text(records("random", 0, [1.0, 2.0]) + records("tpe", 0, [3.0]))
-    assert main(["curve", str(tmp_path / "mixed.jsonl"), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["curve", str(tmp_path / "mixed.jsonl"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {tmp_path}/mixed.jsonl: group 'lstm' mixes search strategies (tpe, random); "
                           "pass --group strategy") and not (tmp_path / "o").exists()
@@ -152,6 +153,6 @@ def test_compare_refuses_an_adaptive_group(tmp_path, capsys):
     (tmp_path / "a.jsonl").write_text(records("tpe", 0, [3.0, 2.0]).replace('"lstm"', '"x"'))
     (tmp_path / "b.jsonl").write_text(records("random", 0, [3.0, 1.0]).replace('"lstm"', '"y"'))
     argv = ["curve", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--out", str(tmp_path / "o")]
-    assert main(argv + ["--compare", "x", "y"]) == 2
+    assert run_main(main, argv + ["--compare", "x", "y"]) == 2
     assert "--compare: x is an adaptive search" in capsys.readouterr().err
     assert main(argv) == 0 and not (tmp_path / "o" / "difference.csv").exists()

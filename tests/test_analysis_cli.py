@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from syw.analysis.__main__ import main
+from syw.entry import run_main
 
 
 def test_cli_tsv_table(tmp_path, capsys):
@@ -38,11 +39,11 @@ def test_cli_jsonl_records_skip_failed(tmp_path):
 
 
 def test_cli_errors_exit_2(tmp_path):
-    assert main([str(tmp_path / "missing.csv")]) == 2
+    assert run_main(main, [str(tmp_path / "missing.csv")]) == 2
     bad = tmp_path / "x.csv"
     bad.write_text("family,value\na,oops\n")
-    assert main([str(bad)]) == 2
-    assert main([str(bad), "--metric", "nope"]) == 2
+    assert run_main(main, [str(bad)]) == 2
+    assert run_main(main, [str(bad), "--metric", "nope"]) == 2
 
 
 def test_module_entry_point(tmp_path):

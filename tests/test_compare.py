@@ -2,6 +2,7 @@
 import json
 
 from syw.experiments.compare import main
+from syw.entry import run_main
 
 
 def write_run(folder, values, extra=None, cpu="CPU A"):
@@ -41,5 +42,5 @@ def test_compare_two_runs(tmp_path, capsys):
 def test_compare_without_common_family(tmp_path, capsys):
     first = write_run(tmp_path / "a", {"cnn": [0.1]})
     second = write_run(tmp_path / "b", {"lr": [0.1]})
-    assert main([str(first), str(second)]) == 2
+    assert run_main(main, [str(first), str(second)]) == 2
     assert "no family has records in both" in capsys.readouterr().err

@@ -11,6 +11,7 @@ import pytest
 
 from syw.analysis.bands import confidence_bands
 from syw.analysis.compare import Difference, difference, first_crossing, sentence, stretches
+from syw.entry import run_main
 from tests.synthetic_scores import BIMODAL, SPREAD, STEADY
 
 
@@ -126,10 +127,10 @@ def test_compare_names_groups_that_exist_and_needs_bounds_for_the_mean(tmp_path,
     from syw.figures.curve_command import main
 
     write_groups(tmp_path / "r.csv", {"a": [0.2, 0.4], "b": [0.3, 0.5], "c": [0.1, 0.6]})
-    assert main(["curve", str(tmp_path / "r.csv"), "--compare", "a", "z", "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["curve", str(tmp_path / "r.csv"), "--compare", "a", "z", "--out", str(tmp_path / "o")]) == 2
     assert f"error: {tmp_path}/r.csv: --compare names 'z', not a group here (groups: a, b, c)" in capsys.readouterr().err
     write_groups(tmp_path / "p.csv", {"a": [20, 40], "b": [30, 50]})
-    assert main(["curve", str(tmp_path / "p.csv"), "--compare", "a", "b", "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["curve", str(tmp_path / "p.csv"), "--compare", "a", "b", "--out", str(tmp_path / "o")]) == 2
     assert "the bands need the metric's bounds" in capsys.readouterr().err and not (tmp_path / "o").exists()
     assert main(["curve", str(tmp_path / "p.csv"), "--out", str(tmp_path / "o")]) == 0  # two groups: a note instead
     assert "no difference band for a vs b: the bands need the metric's bounds" in (tmp_path / "o" / "report.md").read_text()

@@ -15,6 +15,7 @@ from syw.analysis import expected_max, time_crossovers  # noqa: E402
 from syw.figures.curve_command import main  # noqa: E402
 from syw.analysis.cost import cost_curve, round_time_ticks  # noqa: E402
 from syw.figures.plot import duration_label, time_ticks  # noqa: E402
+from syw.entry import run_main
 
 
 @pytest.mark.parametrize("workers", [1, 3])
@@ -85,7 +86,7 @@ def test_syw_curve_x_cost_writes_the_curve_the_figure_and_the_report(tmp_path, c
     assert "## Within a wall-clock budget (cost-aware, 2 worker(s))" in report and "simulated searches" in report
     assert (out / "curve.png").stat().st_size > 5000
     (tmp_path / "n.csv").write_text("model,val_acc\na,0.5\n")
-    assert main(["curve", str(tmp_path / "n.csv"), "--x", "cost", "--out", str(tmp_path / "p")]) == 2
+    assert run_main(main, ["curve", str(tmp_path / "n.csv"), "--x", "cost", "--out", str(tmp_path / "p")]) == 2
     assert "--x cost needs a training-time column" in capsys.readouterr().err
-    assert main(["curve", str(tmp_path / "r.csv"), "--x", "cost", "--statistic", "median", "--out", str(tmp_path / "q")]) == 2
+    assert run_main(main, ["curve", str(tmp_path / "r.csv"), "--x", "cost", "--statistic", "median", "--out", str(tmp_path / "q")]) == 2
     assert "--x cost draws the mean best within a time" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from syw.errors import DataError
 from syw.figures import sources
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
+from syw.entry import run_main
 from tests.fake_records import spec_for_paper_file, use_paper_file, write_paper_file, write_study
 
 STUDIES = {
@@ -95,10 +96,10 @@ def test_every_family_has_a_style_and_families_drawn_together_differ():
 def test_a_figure_never_leaves_a_family_out(records, tmp_path, capsys):
     lr = records / "sst5" / "lr.jsonl"
     lr.write_text("")
-    assert main(["fig1", "--results", str(records), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["fig1", "--results", str(records), "--out", str(tmp_path / "o")]) == 2
     assert f"error: {lr}: no ok trial of family 'lr'" in capsys.readouterr().err
     lr.unlink()
-    assert main(["fig1", "--results", str(records), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["fig1", "--results", str(records), "--out", str(tmp_path / "o")]) == 2
     assert f"error: {lr}: no records of family 'lr'" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
     assert main(["budgets", "--results", str(records), "--out", str(tmp_path / "b")]) == 0  # figure 1 skipped, saying why
@@ -120,7 +121,7 @@ def test_missing_paper_file_without_network_is_a_clear_message(tmp_path, monkeyp
     monkeypatch.setattr("urllib.request.urlopen", offline)
     monkeypatch.setattr(sources.from_paper, "__defaults__", (tmp_path, None))
     monkeypatch.delenv("SYW_DATA_DIR", raising=False)  # no data folder holding the authors' files either
-    assert main(["fig3", "--source", "paper", "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["fig3", "--source", "paper", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "scitail_search.tsv" in err and "raw.githubusercontent.com/dodgejesse/reproducibility" in err
     assert str(tmp_path) in err and "SYW_DATA_DIR" in err and "Traceback" not in err

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from syw.figures.learning_curve import curves, flattening_epoch, main
+from syw.entry import run_main
 
 
 @pytest.mark.parametrize("dev, tolerance, maximize, expected", [
@@ -47,5 +48,5 @@ def test_no_curve_is_one_error(tmp_path, monkeypatch, capsys):
     import syw.figures.learning_curve as lc
 
     monkeypatch.setattr(lc, "study_config", lambda study: {"families": {"dam": "x"}})
-    assert main(["--study", "s", "--results", str(tmp_path)]) == 2
+    assert run_main(main, ["--study", "s", "--results", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 's'}: no ok record")

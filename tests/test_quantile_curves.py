@@ -11,6 +11,7 @@ import pytest
 
 from syw.analysis.bands import confidence_bands, parse_statistic, tuning_curve
 from syw.figures.curve_command import main
+from syw.entry import run_main
 from tests.synthetic_scores import BIMODAL, STEADY
 
 
@@ -94,6 +95,6 @@ def test_syw_draws_tables_and_reports_the_median(tmp_path, capsys):
     report = (out / "report.md").read_text()
     assert "## Median best of n by budget (Eq. 8 in brackets)" in report and "Lourie et al. 2024" in report
     assert "Median curves, a vs b (n = 1 to 30)" in report
-    assert main(["curve", str(tmp_path / "r.csv"), "--statistic", "median", "--forecast", "50",
+    assert run_main(main, ["curve", str(tmp_path / "r.csv"), "--statistic", "median", "--forecast", "50",
                  "--out", str(tmp_path / "f")]) == 2
     assert "--forecast forecasts the mean (Eq. 8)" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import torch
 from syw.context import TrialContext
 from syw.experiments.space import load_family
 from syw.experiments import rescore as span_rescore
+from syw.entry import run_main
 
 
 PARAMS = load_family("squad_bidaf_reduced", name="bidaf").params(0, 0)
@@ -62,7 +63,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, setup, args, message
     folder = tmp_path / "study"
     folder.mkdir()
     setup(folder)
-    assert span_rescore.main([str(folder), *args, "--data-dir", str(tmp_path)]) == 2
+    assert run_main(span_rescore.main, [str(folder), *args, "--data-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err
 

@@ -9,6 +9,7 @@ from syw.paths import REPO
 from syw.experiments.space import load_family
 from syw.figures.__main__ import main
 from syw.figures.sensitivity import JITTER, family_records, figure, searched, write
+from syw.entry import run_main
 
 TOY = load_family("toy")
 
@@ -76,7 +77,7 @@ def test_the_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["sensitivity"])
     assert exit_.value.code == 2 and "sensitivity needs --study" in capsys.readouterr().err
-    assert main(["sensitivity", "--study", "toy", "--results", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert run_main(main, ["sensitivity", "--study", "toy", "--results", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "toy.jsonl: no records of family 'toy'" in err[0]
     assert not (tmp_path / "out").exists()

@@ -18,6 +18,7 @@ from PIL import Image
 from syw.figures.curve_command import main
 from syw.analysis.forecast import forecast
 from syw.figures.specs import FIGURES
+from syw.entry import run_main
 from tests import oracle
 
 
@@ -84,7 +85,7 @@ def test_nested_jsonl_and_allentune_results(tmp_path):
 def test_column_errors_list_what_was_found(tmp_path, capsys):
     path = tmp_path / "r.csv"
     path.write_text("model,val_acc,val_f1,secs\na,0.5,0.4,1\n")
-    assert main(["curve", str(path), "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["curve", str(path), "--out", str(tmp_path / "o")]) == 2
     assert "several columns could hold the validation score: val_acc, val_f1; pass --metric" in capsys.readouterr().err
     table, _ = run(tmp_path, str(path), "--metric", "val_f1", "--duration", "secs")
     assert table.expected_max.tolist() == [0.4]
@@ -196,7 +197,7 @@ def test_a_real_optuna_study(tmp_path, capsys):
     assert "`value` (picked), higher is better" in report and "1 fail trial(s) are left out" in report
     assert (table.seconds > 0).all()
     optuna_study(storage, "down", "minimize", [0.1, 0.4, 0.7, 0.2, 0.9])
-    assert main(["curve", storage, "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["curve", storage, "--out", str(tmp_path / "o")]) == 2
     assert "2 studies (down, up); name one with --study" in capsys.readouterr().err
     table, report = run(tmp_path, storage, "--study", "down")
     assert table.unbiased.iloc[-1] == pytest.approx(0.1) and "lower is better" in report  # the study's direction
@@ -204,7 +205,7 @@ def test_a_real_optuna_study(tmp_path, capsys):
 
 def test_optuna_not_installed_says_how_to_install(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "optuna", None)  # import optuna raises ImportError
-    assert main(["curve", f"sqlite:///{tmp_path}/x.db", "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["curve", f"sqlite:///{tmp_path}/x.db", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: sqlite:///{tmp_path}/x.db: reading an Optuna study needs optuna: "
                           "pip install 'show-your-work[optuna]'") and "Traceback" not in err

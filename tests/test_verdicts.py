@@ -8,6 +8,7 @@ import pytest
 
 from syw.figures import verdicts
 from syw.figures.specs import FIGURES
+from syw.entry import run_main
 from tests import oracle
 from tests.fake_records import write_study
 
@@ -74,6 +75,6 @@ def test_main_writes_the_file_and_a_bad_folder_is_one_line(tmp_path, monkeypatch
     monkeypatch.setattr(verdicts, "authors", lambda number: "not on this machine")
     assert verdicts.main(["--results", str(tmp_path / "r"), "--out", str(tmp_path / "v.md")]) == 0
     assert (tmp_path / "v.md").read_text().startswith("# What the records say about the paper's claims")
-    assert verdicts.main(["--results", str(tmp_path / "r"), "--out", str(tmp_path / "missing" / "v.md")]) == 2
+    assert run_main(verdicts.main, ["--results", str(tmp_path / "r"), "--out", str(tmp_path / "missing" / "v.md")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {tmp_path}/missing/v.md: cannot write") and len(err.strip().splitlines()) == 1
