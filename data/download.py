@@ -1,21 +1,24 @@
-"""Download and verify the canonical data files (SST for Tables 2 and 3).
+"""Download and verify the canonical data files: SST (Tables 2 and 3) and the language-model
+corpora of Section 5 (Penn Treebank, Wikitext-2; :mod:`syw.data.lm`).
 
-Usage: ``syw download sst --data-dir DIR`` fetches the official
-``trainDevTestTrees_PTB.zip`` and extracts ``trees/{train,dev,test}.txt`` into
-``DIR/sst/``. Readers call :func:`ensure_sst`, which downloads only when files
-are missing.
+``syw download sst --data-dir DIR`` fetches the official ``trainDevTestTrees_PTB.zip`` and
+extracts ``trees/{train,dev,test}.txt`` into ``DIR/sst/``; ``syw download ptb|wikitext-2 --data-dir
+DIR`` fetches the corpus's missing splits. Each split is then checked against its published
+checksum (and a corpus's tokens counted). Readers call :func:`ensure_sst` or
+:func:`syw.data.lm.ensure`, which download only when files are missing.
 """
 from __future__ import annotations
 
 import argparse
-import hashlib
 import shutil
 import sys
-import urllib.error
-import urllib.request
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
+from syw.data import lm
+from syw.data.fetch import CHUNK, fetch, file_digest, promote
+from syw.entry import naming, run_main
 from syw.errors import DataError, DataMissingError
 
 SST_URL = "https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip"
@@ -25,59 +28,6 @@ SST_MD5 = {
     "dev": "c405f1d724964e6f72314b5a51fea691",
     "test": "97b75f6ca1ae58b4d52fbf9381dc6f8c",
 }
-_CHUNK = 1 << 20
-
-
-def file_digest(path: Path, algorithm: str) -> str:
-    """Hex digest of a file's bytes (``algorithm`` is e.g. "md5" or "sha256")."""
-    digest = hashlib.new(algorithm)
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _check_digest(path: Path, expected: str, algorithm: str, source: str, name: Path | None = None) -> None:
-    """Raise :class:`DataError` naming ``name`` (default ``path``) when ``path``'s digest is not ``expected``."""
-    actual = file_digest(path, algorithm)
-    if actual != expected:
-        raise DataError(f"{name or path} (from {source}) has {algorithm} {actual}, expected {expected}; "
-                        "the download is corrupt or the file changed upstream")
-
-
-def _promote(part: Path, dest: Path, checks: dict[str, str | None], source: str) -> None:
-    """Move a finished ``part`` file to ``dest`` once its checksums match; delete it if one does not."""
-    for algorithm, expected in checks.items():
-        if expected is not None:
-            try:
-                _check_digest(part, expected, algorithm, source, name=dest)
-            except DataError:
-                part.unlink()
-                raise
-    part.replace(dest)
-
-
-def fetch(url: str, dest: Path, *, sha256: str | None = None, md5: str | None = None,
-          timeout: float = 60.0) -> Path:
-    """Download ``url`` to ``dest`` atomically, verifying a checksum when given.
-
-    Raises :class:`DataMissingError` naming the URL and destination when the
-    network is unavailable, and :class:`DataError` on a checksum mismatch.
-    """
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.with_name(dest.name + ".part")
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response, open(part, "wb") as out:
-            shutil.copyfileobj(response, out, _CHUNK)
-    except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
-        part.unlink(missing_ok=True)
-        raise DataMissingError(
-            f"could not download {url} ({err}). On a machine with internet, fetch that URL "
-            f"and place it at {dest} (or run `syw download` there and copy the "
-            "result over).") from err
-    _promote(part, dest, {"sha256": sha256, "md5": md5}, url)
-    return dest
 
 
 def sst_paths(data_dir: Path) -> dict[str, Path]:
@@ -104,11 +54,11 @@ def download_sst(data_dir: Path) -> dict[str, Path]:
                 part = path.with_name(path.name + ".part")
                 try:
                     with zf.open(members[f"{split}.txt"]) as src, open(part, "wb") as dst:
-                        shutil.copyfileobj(src, dst, _CHUNK)
+                        shutil.copyfileobj(src, dst, CHUNK)
                 except (zipfile.BadZipFile, EOFError, OSError):
                     part.unlink(missing_ok=True)
                     raise
-                _promote(part, path, {"md5": SST_MD5[split]}, str(archive))
+                promote(part, path, {"md5": SST_MD5[split]}, str(archive))
     except (zipfile.BadZipFile, EOFError) as err:
         raise DataError(f"{archive}: not a readable zip archive ({err}); delete it to download it again, "
                         f"or put a good copy of {SST_URL} there") from err
@@ -134,23 +84,31 @@ def ensure_sst(data_dir: Path) -> dict[str, Path]:
             f"{sst_dir}/. Download attempt: {err}") from err
 
 
+def check(data_dir: Path, dataset: str) -> Iterator[str]:
+    """Download what is missing of ``dataset`` (``sst`` or a corpus of :data:`syw.data.lm.CORPORA`),
+    then a line for each split: its checksum (a corpus's checked against the published one) and, for
+    a corpus, its tokens."""
+    if dataset == "sst":
+        for split, path in ensure_sst(data_dir).items():
+            yield f"{split}: {path} md5 {file_digest(path, 'md5')}"
+        return
+    algorithm = lm.corpus(dataset).algorithm
+    for split, path in lm.ensure(data_dir, dataset).items():
+        tokens = lm.read_split(data_dir, dataset, split, download=False)
+        yield f"{split}: {path} {len(tokens):,} tokens, {algorithm} ok"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``syw download sst --data-dir DIR``; 2 (one ``error:`` line) when it cannot."""
+    """``syw download DATASET --data-dir DIR``; bad input raises (:func:`syw.entry.run_main`)."""
     parser = argparse.ArgumentParser(prog="syw download", description=__doc__.splitlines()[0])
-    parser.add_argument("dataset", choices=["sst"])
+    parser.add_argument("dataset", choices=["sst", *lm.CORPORA])
     parser.add_argument("--data-dir", type=Path, required=True)
     args = parser.parse_args(argv)
-    try:
-        for split, path in ensure_sst(args.data_dir).items():
-            print(f"{split}: {path} md5 {file_digest(path, 'md5')}")
-    except (DataMissingError, DataError) as err:  # their messages name the file
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:  # e.g. a data dir that cannot be created or written
-        print(f"error: {err.filename or args.data_dir}: {err.strerror or err}", file=sys.stderr)
-        return 2
+    with naming(args.data_dir):  # e.g. a full disk while copying names no file
+        for line in check(args.data_dir, args.dataset):
+            print(line)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -34,7 +34,7 @@ from typing import BinaryIO, Iterator
 import numpy as np
 
 from syw.errors import DataError, DataMissingError
-from syw.data.download import fetch
+from syw.data.fetch import fetch
 from syw.data.inputs import note_input
 
 KUMO_SOURCE = "glove_6b_50d"

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, TypeVar
 
-from syw.data.download import file_digest
+from syw.data.fetch import file_digest
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -14,26 +14,24 @@ digests torchtext publishes; sha256 for Wikitext-2), so a truncated or altered c
 :class:`DataError` naming it. A line that is not UTF-8 or holds a literal ``<eos>`` is a
 :class:`DataError` naming the file and line.
 
-    python -m syw.data.lm ptb --data-dir DIR        # download (when missing) and check one corpus
+``syw download ptb --data-dir DIR`` (:mod:`syw.data.download`) downloads what is missing of a corpus
+and checks and counts every split.
 """
 from __future__ import annotations
 
-import argparse
 import shutil
-import sys
 import zipfile
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
 
-from syw.errors import DataError, DataMissingError
-from syw.data.download import fetch, file_digest
+from syw.data.fetch import CHUNK, fetch, file_digest
 from syw.data.inputs import input_name, note_input
+from syw.errors import DataError, DataMissingError
 
 EOS = "<eos>"
 SPLITS = ("train", "valid", "test")
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -101,7 +99,7 @@ def _unpack(archive: Path, spec: Corpus, paths: dict[str, Path]) -> None:
                                     "it again)")
                 part = path.with_name(path.name + ".part")
                 with zf.open(member) as src, open(part, "wb") as dst:
-                    shutil.copyfileobj(src, dst, _CHUNK)
+                    shutil.copyfileobj(src, dst, CHUNK)
                 try:
                     _check(part, spec, split, shown=path)
                 except DataError:
@@ -140,7 +138,7 @@ def ensure(data_dir: str | Path, name: str) -> dict[str, Path]:
         absent = ", ".join(str(p) for p in paths.values() if not p.is_file())
         raise DataMissingError(
             f"{name} files missing: {absent}. Set SYW_DATA_DIR (or paths.data_dir) to a folder holding "
-            f"{spec.folder}/{{{','.join(spec.files.values())}}}, or run `python -m syw.data.lm {name} --data-dir "
+            f"{spec.folder}/{{{','.join(spec.files.values())}}}, or run `syw download {name} --data-dir "
             f"{data_dir}` on a machine with internet and copy the folder over. Download attempt: {err}") from err
 
 
@@ -179,7 +177,7 @@ def read_split(data_dir: str | Path, name: str, split: str, download: bool = Tru
     path = paths[split]
     if not path.is_file():
         raise DataMissingError(f"{path} not found: put the published {name} {split} file there, or run "
-                               f"`python -m syw.data.lm {name} --data-dir {data_dir}` on a machine with internet")
+                               f"`syw download {name} --data-dir {data_dir}` on a machine with internet")
     _check(path, corpus(name), split)
     tokens = read_tokens(path)
     note_input(input_name(path, data_dir), path)
@@ -201,27 +199,3 @@ def token_ids(tokens: Sequence[str], ids: dict[str, int], path: str | Path) -> l
         line = sum(1 for token in tokens[:position] if token == EOS) + 1
         raise DataError(f"{path}:{line}: the word {err.args[0]!r} is not in the training split's vocabulary "
                         "(the published splits map rare words to <unk>)") from None
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m syw.data.lm NAME --data-dir DIR``: download what is missing, check and count every split."""
-    parser = argparse.ArgumentParser(prog="python -m syw.data.lm", description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", choices=sorted(CORPORA))
-    parser.add_argument("--data-dir", type=Path, required=True)
-    args = parser.parse_args(argv)
-    try:
-        paths = ensure(args.data_dir, args.corpus)
-        for split, path in paths.items():
-            tokens = read_split(args.data_dir, args.corpus, split, download=False)
-            print(f"{split}: {path} {len(tokens):,} tokens, {CORPORA[args.corpus].algorithm} ok")
-    except (DataMissingError, DataError) as err:  # their messages name the file
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except OSError as err:  # e.g. a data dir that cannot be created or written
-        print(f"error: {err.filename or args.data_dir}: {err.strerror or err}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 from syw.errors import DataError, DataMissingError
-from syw.data.download import fetch, file_digest
+from syw.data.fetch import fetch, file_digest
 from syw.data.inputs import input_name, note_input
 
 LABELS = ("entails", "neutral")

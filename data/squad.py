@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from syw.errors import DataError, DataMissingError
-from syw.data.download import fetch, file_digest
+from syw.data.fetch import fetch, file_digest
 from syw.data.scitail import _tokenizer
 
 URLS = {"train": "https://rajpurkar.github.io/SQuAD-explorer/dataset/train-v1.1.json",

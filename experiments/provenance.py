@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from syw.errors import DataError
-from syw.data.download import file_digest
+from syw.data.fetch import file_digest
 from syw.entry import run_main, write_output
 from syw.records import iter_records
 from syw.experiments.space import study_config

@@ -161,7 +161,7 @@ def _selected_rows(replay: Replay) -> list[dict[str, str]]:
     import csv
 
     from syw.errors import DataMissingError
-    from syw.data.download import fetch, file_digest
+    from syw.data.fetch import fetch, file_digest
 
     if not replay.file.is_file():
         if replay.url is None:

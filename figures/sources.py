@@ -12,7 +12,7 @@ import pandas as pd
 from syw.analysis import expected_max, expected_max_std
 from syw.analysis.table import finite_column
 from syw.errors import DataError, DataMissingError
-from syw.data.download import fetch, file_digest
+from syw.data.fetch import fetch, file_digest
 from syw.records import load_study
 from syw.paths import REPO
 from syw.experiments.space import load_family, study_config

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from syw.errors import DataError, DataMissingError
-from syw.data.download import file_digest
+from syw.data.fetch import file_digest
 from syw.data.sst import read_sst
 from syw.context import TrialContext
 from syw.settings import resolve

@@ -2,6 +2,7 @@
 import hashlib
 import io
 import urllib.error
+import urllib.request
 import zipfile
 from collections import Counter
 
@@ -10,7 +11,7 @@ import pytest
 import syw.data.download as download
 import syw.data.sst as sst
 from syw.errors import DataError, DataMissingError
-from syw.data.download import fetch
+from syw.data.fetch import fetch
 from syw.data.sst import Example, parse_tree, read_sst
 from tests.fixtures_sst import real_data_dir, requires_real_sst, write_sst_fixture
 
@@ -118,7 +119,7 @@ def test_missing_file_without_network_names_url_and_folder(tmp_path, monkeypatch
     def offline(*args, **kwargs):
         raise urllib.error.URLError("no network")
 
-    monkeypatch.setattr(download.urllib.request, "urlopen", offline)
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
     with pytest.raises(DataMissingError) as err:
         read_sst(tmp_path, "dev")
     message = str(err.value)
@@ -140,7 +141,7 @@ def test_download_extracts_trees_flat_and_verifies_md5(tmp_path, monkeypatch):
     with zipfile.ZipFile(archive, "w") as zf:
         for split in ("train", "dev", "test"):
             zf.write(source / f"{split}.txt", f"trainDevTestTrees_PTB/trees/{split}.txt")
-    monkeypatch.setattr(download.urllib.request, "urlopen", _serve(archive.getvalue()))
+    monkeypatch.setattr(urllib.request, "urlopen", _serve(archive.getvalue()))
     md5s = {s: download.file_digest(source / f"{s}.txt", "md5") for s in ("train", "dev", "test")}
     monkeypatch.setattr(download, "SST_MD5", md5s)
     paths = download.ensure_sst(tmp_path / "data")
@@ -151,7 +152,7 @@ def test_download_extracts_trees_flat_and_verifies_md5(tmp_path, monkeypatch):
 
     # a zip copied in by hand is extracted without the network
     (tmp_path / "data" / "sst" / "dev.txt").unlink()
-    monkeypatch.setattr(download.urllib.request, "urlopen", None)
+    monkeypatch.setattr(urllib.request, "urlopen", None)
     assert len(read_sst(tmp_path / "data", "dev")) == 5
 
     md5s["dev"] = "0" * 32
@@ -161,7 +162,7 @@ def test_download_extracts_trees_flat_and_verifies_md5(tmp_path, monkeypatch):
 
 
 def test_fetch_rejects_bad_checksum_and_leaves_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr(download.urllib.request, "urlopen", _serve(b"hello"))
+    monkeypatch.setattr(urllib.request, "urlopen", _serve(b"hello"))
     dest = tmp_path / "f.bin"
     assert fetch("http://x/f.bin", dest, sha256=hashlib.sha256(b"hello").hexdigest()).read_bytes() == b"hello"
     with pytest.raises(DataError, match="sha256"):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import syw.data.lm as lm
+from syw.cli import main as syw
 from syw.errors import DataError, DataMissingError
 from syw.data.inputs import recording
 
@@ -105,17 +106,18 @@ def test_no_network_and_no_files_is_data_missing_naming_the_files(tmp_path, monk
     corpus = fake_corpus(tmp_path, {"train": "a\n", "valid": "a\n", "test": "a\n"})
     gone = {split: (tmp_path / "nowhere" / split).as_uri() for split in corpus.urls}
     monkeypatch.setitem(lm.CORPORA, "fake", dataclasses.replace(corpus, urls=gone))
-    with pytest.raises(DataMissingError, match=r"^fake files missing: .*f\.train\.txt.*python -m data\.lm fake --data-dir"):
+    with pytest.raises(DataMissingError, match=r"^fake files missing: .*f\.train\.txt.*syw download fake --data-dir"):
         lm.read_split(tmp_path / "data", "fake", "train")
 
 
-def test_command_line_says_one_error_line_and_exits_2(tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(lm.CORPORA, "fake", fake_corpus(tmp_path, {"train": "a\n", "valid": "a\n", "test": "a\n"}))
+def test_syw_download_counts_each_split_and_a_bad_one_is_one_error_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(lm.CORPORA, "fake", fake_corpus(tmp_path, {"train": "a\n", "valid": "a b\n\n", "test": "a\n"}))
     data_dir = tmp_path / "data"
-    assert lm.main(["fake", "--data-dir", str(data_dir)]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == f"train: {data_dir / 'fake' / 'f.train.txt'} 2 tokens, md5 ok"
+    assert syw(["download", "fake", "--data-dir", str(data_dir)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{split}: {data_dir / 'fake' / f'f.{split}.txt'} {n} tokens, md5 ok" for split, n in (("train", 2), ("valid", 4), ("test", 2))]
     (data_dir / "fake" / "f.valid.txt").write_bytes(b"\xff\n")
-    assert lm.main(["fake", "--data-dir", str(data_dir)]) == 2
+    assert syw(["download", "fake", "--data-dir", str(data_dir)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {data_dir / 'fake' / 'f.valid.txt'}: md5 ")
 

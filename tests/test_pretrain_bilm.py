@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from syw.data.bilm_corpus import build_vocabulary, pieces, read_corpus, read_text_corpus, text_documents
-from syw.data.download import file_digest
+from syw.data.fetch import file_digest
 from syw.models.elmo.checkpoint import load_bilm
 from syw.models.elmo.checksum import weights_sha256
 from syw.models.elmo.options import options_from_json, options_to_json

@@ -19,7 +19,7 @@ def test_provenance_from_records(tmp_path):
     assert "| lr | 4 | 4 | 0 |" in text and "| cnn | 4 | 4 | 0 |" in text
     assert "`syw run study=sst5` (8 trials)" in text
     assert "`abc123` (8 trials)" in text and "Test CPU, 2 cores, GPU: none" in text
-    from syw.data.download import file_digest
+    from syw.data.fetch import file_digest
 
     assert f"`sst/train.txt`: {file_digest(data / 'sst' / 'train.txt', 'md5')}" in text
 

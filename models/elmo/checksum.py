@@ -5,7 +5,7 @@ import functools
 import os
 from pathlib import Path
 
-from syw.data.download import file_digest
+from syw.data.fetch import file_digest
 from syw.errors import DataError
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from syw.data.download import fetch
+from syw.data.fetch import fetch
 from syw.errors import DataMissingError
 
 OFFICIAL_NAME = "elmo_2x4096_512_2048cnn_2xhighway"

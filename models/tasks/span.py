@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 from syw.data.glove import PADDING, load_embeddings, resolve_source
-from syw.data.download import file_digest
+from syw.data.fetch import file_digest
 from syw.data.squad import SpanExample, read_file, split_file
 from syw.context import TrialContext, TrialOutcome
 from syw.models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, build_vocab, dataset_key
