@@ -16,6 +16,7 @@ from pathlib import Path
 
 from syw.errors import DataError
 from syw.data.fetch import file_digest
+from syw.data.lm import CORPORA
 from syw.entry import run_main, write_output
 from syw.records import iter_records
 from syw.experiments.space import study_config
@@ -26,6 +27,7 @@ DATA_FILES = {
     "scitail_tokenized": ["scitail_tokenized/dev.txt", "scitail_tokenized/test.txt"],
     "squad": ["squad/train-v1.1.json", "squad/train-v1.1.reconstructed.json", "squad/dev-v1.1.json"],
     "scitail": [f"scitail/SciTailV1.1/tsv_format/scitail_1.0_{split}.tsv" for split in ("train", "dev", "test")],
+    **{name: [f"{corpus.folder}/{file}" for file in corpus.files.values()] for name, corpus in CORPORA.items()},
 }
 
 
@@ -70,7 +72,9 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
     """PROVENANCE.md of the study in ``study_dir``, from its records."""
     if not study_dir.is_dir():
         raise FileNotFoundError(f"{study_dir}: no such folder")
-    records = {p.stem: _read(p) for p in sorted(study_dir.glob("*.jsonl"))}
+    # a random search's records, then an adaptive tuner's (<strategy>/<family>.tuner_seed<k>) and reseeds (reseed/<family>)
+    paths = sorted(study_dir.glob("*.jsonl")) + sorted(study_dir.glob("*/*.jsonl"))
+    records = {p.relative_to(study_dir).with_suffix("").as_posix(): _read(p) for p in paths}
     if not any(records.values()):
         raise FileNotFoundError(f"{study_dir}: no trial records (*.jsonl) there")
     every = [r for rows in records.values() for r in rows]

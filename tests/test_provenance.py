@@ -24,6 +24,18 @@ def test_provenance_from_records(tmp_path):
     assert f"`sst/train.txt`: {file_digest(data / 'sst' / 'train.txt', 'md5')}" in text
 
 
+def test_provenance_covers_tuner_and_reseed_records(tmp_path):
+    """An adaptive tuner's records (<strategy>/<family>.tuner_seed<k>.jsonl) and reseeds (reseed/<family>.jsonl)
+    are the study's records too."""
+    folder = write_study(tmp_path / "results", "sst5", {"lr": (0.3, 0.02, 1.0)}, n=4)
+    write_study(folder, "gp", {"lr.tuner_seed0": (0.3, 0.02, 1.0)}, n=3)
+    write_study(folder, "reseed", {"lr": (0.3, 0.02, 1.0)}, n=5)
+    main([str(folder)])
+    text = (folder / "PROVENANCE.md").read_text()
+    assert "| lr | 4 | 4 | 0 |" in text and "| gp/lr.tuner_seed0 | 3 | 3 | 0 |" in text and "| reseed/lr | 5 | 5 | 0 |" in text
+    assert "`abc123` (12 trials)" in text
+
+
 def test_provenance_lists_the_files_of_the_studys_dataset_block(tmp_path, monkeypatch):
     """The data set comes from conf/study/<study>.yaml, not from the study's name."""
     folder = write_study(tmp_path / "results", "sst2_bcn", {"glove": (0.8, 0.02, 1.0)}, n=2)
