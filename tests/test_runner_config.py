@@ -16,6 +16,15 @@ def _bad(tmp_path, *overrides):
     return lines[0]
 
 
+def _family_error(tmp_path, name: str, target: str, lr_low: float, *overrides: str) -> str:
+    """The runner's error line for a toy study whose family file fam/<name>.yaml trains ``target``."""
+    (tmp_path / "fam").mkdir()
+    (tmp_path / "fam" / f"{name}.yaml").write_text(
+        f"label: x\ntrain: {{_target_: {target}}}\nsearch:\n  lr: {{distribution: loguniform, low: {lr_low}, high: 1.0}}\n"
+    )
+    return _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", f"study.families={{toy: {name}}}", *overrides)
+
+
 def test_unknown_family_override(tmp_path):
     msg = _bad(tmp_path, "study=toy", "family=nope")
     assert "conf/study/toy.yaml: family: unknown family 'nope'" in msg
@@ -54,22 +63,13 @@ def test_a_family_can_have_its_own_trial_count(tmp_path):
 
 
 def test_bad_family_file_named(tmp_path):
-    (tmp_path / "fam").mkdir()
-    (tmp_path / "fam" / "broken.yaml").write_text(
-        "label: x\ntrain: {_target_: syw.models.toy.train}\nsearch:\n  lr: {distribution: loguniform, low: 0.0, high: 1.0}\n"
-    )
-    msg = _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", "study.families={toy: broken}")
+    msg = _family_error(tmp_path, "broken", "syw.models.toy.train", 0.0)
     assert f"{tmp_path / 'fam' / 'broken.yaml'}: search.lr.low" in msg
 
 
 @pytest.mark.parametrize("dry_run", ["true", "false"])
 def test_a_target_that_cannot_be_imported_stops_even_a_dry_run(tmp_path, dry_run):
-    (tmp_path / "fam").mkdir()
-    (tmp_path / "fam" / "typo.yaml").write_text(
-        "label: x\ntrain: {_target_: syw.models.nosuch.train}\nsearch:\n  lr: {distribution: loguniform, low: 0.001, high: 1.0}\n"
-    )
-    msg = _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", "study.families={toy: typo}",
-               f"dry_run={dry_run}")
+    msg = _family_error(tmp_path, "typo", "syw.models.nosuch.train", 0.001, f"dry_run={dry_run}")
     assert msg == (f"error: {tmp_path / 'fam' / 'typo.yaml'}: train._target_: syw.models.nosuch.train cannot be imported: "
                    "there is no module syw.models.nosuch (family 'toy')")
 
@@ -106,11 +106,7 @@ def test_training_function_found_in_source_without_importing_it(tmp_path):
 
 
 def test_family_whose_function_is_missing_from_its_module(tmp_path):
-    (tmp_path / "fam").mkdir()
-    (tmp_path / "fam" / "typo.yaml").write_text(
-        "label: x\ntrain: {_target_: syw.models.toy.trian}\nsearch:\n  lr: {distribution: loguniform, low: 0.001, high: 1.0}\n"
-    )
-    msg = _bad(tmp_path, "study=toy", f"paths.family_dirs=[{tmp_path / 'fam'}]", "study.families={toy: typo}")
+    msg = _family_error(tmp_path, "typo", "syw.models.toy.trian", 0.001)
     assert f"{tmp_path / 'fam' / 'typo.yaml'}: train._target_: syw.models.toy.trian cannot be imported: syw.models.toy has no 'trian'" in msg
 
 
