@@ -1,14 +1,26 @@
-"""What the timing benchmarks share: CPU-time clocks, this core's matrix-product rate, and the
-FLOPs of one forward (and backward) pass, LSTMs included, for an efficiency estimate."""
+"""What the timing benchmarks share: CPU-time clocks, this core's matrix-product rate, the
+FLOPs of one forward (and backward) pass, LSTMs included, for an efficiency estimate, and the
+command line and assignments of a benchmark that times a study's families."""
 from __future__ import annotations
 
+import argparse
+import importlib
+import os
 import time
-from typing import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import PackedSequence
 from torch.utils.flop_counter import FlopCounterMode
+
+from syw.experiments.space import Family, load_family, study_config, trial_seed
+from syw.paths import REPO
+from syw.settings import resolve
 
 
 def clock(work: Callable[[], object]) -> tuple[float, float]:
@@ -48,3 +60,55 @@ def pass_flops(model: nn.Module, work: Callable[[], object], backward: bool) -> 
         for hook in hooks:
             hook.remove()
     return counter.get_total_flops() + lstm[0] * (3 if backward else 1)
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One of a family's first assignments under the study seed 0, its settings resolved."""
+
+    short: str  # the family's short name in the study
+    stem: str  # its family file's name
+    family: Family
+    module: ModuleType  # the module of the family's training function
+    index: int
+    params: dict[str, Any]
+
+    @property
+    def seed(self) -> int:
+        return trial_seed(0, self.short, self.index)
+
+
+@dataclass(frozen=True)
+class StudyTiming:
+    """A study timing's command line, the study, the data folder and this core's matrix-product rate."""
+
+    args: argparse.Namespace
+    study: dict[str, Any]
+    data_dir: Path
+    rate: float  # GFLOP/s per CPU second on one thread (:func:`matmul_gflops`)
+
+    def assignments(self) -> Iterator[Assignment]:
+        """The first ``--trials`` assignments of each family of the study (or of those ``--family`` names)."""
+        for short, stem in self.study["families"].items():
+            if self.args.family and short not in self.args.family:
+                continue
+            family = load_family(stem, short)
+            module = importlib.import_module(family.train_target.rpartition(".")[0])
+            for index in range(self.args.trials):
+                yield Assignment(short, stem, family, module, index, resolve(family.params(0, index), module.SETTINGS))
+
+
+def study_timing(description: str, study: str, trials: int, batches: int, batches_help: str) -> StudyTiming:
+    """Parse ``--study``, ``--family``, ``--trials`` and ``--batches`` (with these defaults), go to one
+    thread, and measure and print the matrix-product rate; the data folder is ``$SYW_DATA_DIR`` or ``.data``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--study", default=study)
+    parser.add_argument("--family", nargs="*", help="short names of the study's families (default: all)")
+    parser.add_argument("--trials", type=int, default=trials, help="assignments per family (the study seed's first)")
+    parser.add_argument("--batches", type=int, default=batches, help=batches_help)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    config = study_config(args.study)
+    rate = matmul_gflops()
+    print(f"study {args.study}; matrix products: {rate:.1f} GFLOP/s per CPU second on one thread", flush=True)
+    return StudyTiming(args, config, Path(os.environ.get("SYW_DATA_DIR", REPO / ".data")), rate)

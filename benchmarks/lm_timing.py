@@ -14,10 +14,7 @@ matrix-product rate (:func:`benchmarks.flops.matmul_gflops`).
 """
 from __future__ import annotations
 
-import argparse
-import importlib
 import itertools
-import os
 import sys
 from pathlib import Path
 
@@ -26,10 +23,7 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
-from syw.context import TrialContext  # noqa: E402
-from syw.settings import resolve  # noqa: E402
-from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
+from benchmarks.flops import clock, pass_flops, study_timing  # noqa: E402
 from syw.models.lm_budget import parameter_count  # noqa: E402
 from syw.models.tasks import lm as task  # noqa: E402
 from syw.models.trainer import seed_everything, update  # noqa: E402
@@ -67,35 +61,22 @@ def time_assignment(module, params: dict, data: task.LmData, seed: int, batches:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--study", default="ptb_melis_reduced")
-    parser.add_argument("--family", nargs="*", help="short names of the study's families (default: all)")
-    parser.add_argument("--trials", type=int, default=2, help="assignments per family (the study seed's first)")
-    parser.add_argument("--batches", type=int, default=10, help="training windows timed per assignment")
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
-    study = study_config(args.study)
-    rate = matmul_gflops()
-    print(f"study {args.study}; matrix products: {rate:.1f} GFLOP/s per CPU second on one thread", flush=True)
-    data = task.load_corpus(data_dir, study["dataset"]["name"])
-    for short, stem in study["families"].items():
-        if args.family and short not in args.family:
-            continue
-        family = load_family(stem, short)
-        module = importlib.import_module(family.train_target.rpartition(".")[0])
-        for index in range(args.trials):
-            params = resolve(family.params(0, index), module.SETTINGS)
-            shape = module.shape_of(params, len(data.vocab))
-            t = time_assignment(module, params, data, trial_seed(0, short, index), args.batches)
-            print(f"{stem} trial {index}: {t['epoch_seconds']:.0f} s per epoch (training {t['train_seconds']:.0f} s + "
-                  f"{t['checkpoints']:.2f} validations of {t['valid_seconds']:.1f} s), {t['tokens'] / t['epoch_seconds']:,.0f} "
-                  f"training tokens/s; {t['epoch_gflop']:,.0f} GFLOP per epoch = {t['epoch_gflop'] / t['epoch_seconds'] / rate:.0%} "
-                  f"of the matrix-product rate (training windows alone {t['train_efficiency_gflops'] / rate:.0%}); "
-                  f"test at batch {params['test_batch_size']}: {t['test_seconds']:.0f} s once per trial; {params['epochs']} epochs "
-                  f"= {(t['epoch_seconds'] * params['epochs'] + t['test_seconds']) / 60:.0f} min per trial "
-                  f"(hidden {shape.hidden}, embedding {shape.embedding}, down-projection {shape.down_projection}, "
-                  f"depth {shape.depth}, {parameter_count(shape):,} weights)", flush=True)
+    timing = study_timing(__doc__.splitlines()[0], "ptb_melis_reduced", trials=2, batches=10,
+                          batches_help="training windows timed per assignment")
+    data = task.load_corpus(timing.data_dir, timing.study["dataset"]["name"])
+    rate = timing.rate
+    for a in timing.assignments():
+        params = a.params
+        shape = a.module.shape_of(params, len(data.vocab))
+        t = time_assignment(a.module, params, data, a.seed, timing.args.batches)
+        print(f"{a.stem} trial {a.index}: {t['epoch_seconds']:.0f} s per epoch (training {t['train_seconds']:.0f} s + "
+              f"{t['checkpoints']:.2f} validations of {t['valid_seconds']:.1f} s), {t['tokens'] / t['epoch_seconds']:,.0f} "
+              f"training tokens/s; {t['epoch_gflop']:,.0f} GFLOP per epoch = {t['epoch_gflop'] / t['epoch_seconds'] / rate:.0%} "
+              f"of the matrix-product rate (training windows alone {t['train_efficiency_gflops'] / rate:.0%}); "
+              f"test at batch {params['test_batch_size']}: {t['test_seconds']:.0f} s once per trial; {params['epochs']} epochs "
+              f"= {(t['epoch_seconds'] * params['epochs'] + t['test_seconds']) / 60:.0f} min per trial "
+              f"(hidden {shape.hidden}, embedding {shape.embedding}, down-projection {shape.down_projection}, "
+              f"depth {shape.depth}, {parameter_count(shape):,} weights)", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,6 @@ FLOP counter on the timed batches) against this core's measured fp32 matrix-prod
 """
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
 import sys
 from pathlib import Path
 
@@ -24,10 +21,8 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
+from benchmarks.flops import clock, pass_flops, study_timing  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
-from syw.settings import resolve  # noqa: E402
-from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models.tasks import pair  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
 
@@ -65,33 +60,19 @@ def time_assignment(module, params: dict, ctx: TrialContext, batches: int) -> di
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--study", default="scitail_cpu")
-    parser.add_argument("--family", nargs="*", help="short names of the study's families (default: all)")
-    parser.add_argument("--trials", type=int, default=3, help="assignments per family (the study seed's first)")
-    parser.add_argument("--batches", type=int, default=40, help="training batches timed per assignment")
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
-    study = study_config(args.study)
-    rate = matmul_gflops()
-    print(f"study {args.study}; matrix products: {rate:.1f} GFLOP/s on one thread", flush=True)
-    for short, stem in study["families"].items():
-        if args.family and short not in args.family:
-            continue
-        family = load_family(stem, short)
-        module = importlib.import_module(family.train_target.rpartition(".")[0])
-        for index in range(args.trials):
-            params = resolve(family.params(0, index), module.SETTINGS)
-            ctx = TrialContext(study="bench", family=short, trial_index=index, seed=trial_seed(0, short, index),
-                               data_dir=data_dir, cache_dir=REPO / ".cache", dataset=study["dataset"])
-            t = time_assignment(module, params, ctx, args.batches)
-            sizes = ", ".join(f"{k}={v}" for k, v in params.items()
-                              if k in family.search and ("hidden" in k or k.endswith("layers")))
-            print(f"{stem} trial {index}: {t['epoch_seconds']:.0f} s per epoch, "
-                  f"{t['epoch_seconds'] * params['epochs'] / 60:.1f} min per trial at {params['epochs']} epochs "
-                  f"({t['train_pairs'] / t['epoch_seconds']:.0f} train pairs/s); ~{t['epoch_gflop']:.0f} GFLOP per epoch "
-                  f"= {t['epoch_gflop'] / t['epoch_seconds'] / rate:.0%} of the matrix-product rate ({sizes})", flush=True)
+    timing = study_timing(__doc__.splitlines()[0], "scitail_cpu", trials=3, batches=40,
+                          batches_help="training batches timed per assignment")
+    for a in timing.assignments():
+        params = a.params
+        ctx = TrialContext(study="bench", family=a.short, trial_index=a.index, seed=a.seed,
+                           data_dir=timing.data_dir, cache_dir=REPO / ".cache", dataset=timing.study["dataset"])
+        t = time_assignment(a.module, params, ctx, timing.args.batches)
+        sizes = ", ".join(f"{k}={v}" for k, v in params.items()
+                          if k in a.family.search and ("hidden" in k or k.endswith("layers")))
+        print(f"{a.stem} trial {a.index}: {t['epoch_seconds']:.0f} s per epoch, "
+              f"{t['epoch_seconds'] * params['epochs'] / 60:.1f} min per trial at {params['epochs']} epochs "
+              f"({t['train_pairs'] / t['epoch_seconds']:.0f} train pairs/s); ~{t['epoch_gflop']:.0f} GFLOP per epoch "
+              f"= {t['epoch_gflop'] / t['epoch_seconds'] / timing.rate:.0%} of the matrix-product rate ({sizes})", flush=True)
 
 
 if __name__ == "__main__":
