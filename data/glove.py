@@ -36,6 +36,7 @@ import numpy as np
 from syw.errors import DataError, DataMissingError
 from syw.data.fetch import fetch
 from syw.data.inputs import note_input
+from syw.data.lines import utf8_lines
 
 KUMO_SOURCE = "glove_6b_50d"
 PADDING = "@@PADDING@@"
@@ -151,11 +152,7 @@ def _text_lines(source: str) -> Iterator[tuple[int, str]]:
     lineno = 0
     try:
         with _open_binary(source) as f:
-            for lineno, raw in enumerate(f, start=1):
-                try:
-                    line = raw.decode("utf-8").rstrip("\r\n")
-                except UnicodeDecodeError as err:
-                    raise DataError(f"{source}:{lineno}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+            for lineno, line in utf8_lines(f, source):
                 if line.strip():
                     yield lineno, line
     except (zipfile.BadZipFile, gzip.BadGzipFile, EOFError, zlib.error) as err:

@@ -29,6 +29,7 @@ from typing import Iterator
 from syw.errors import DataError, DataMissingError
 from syw.data.fetch import fetch, file_digest
 from syw.data.inputs import input_name, note_input
+from syw.data.lines import utf8_lines
 
 LABELS = ("entails", "neutral")
 TOKENIZED_SPLITS = ("dev", "test")
@@ -58,11 +59,7 @@ class PairExample:
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(line number, text without its line break)`` of each non-blank line of a UTF-8 file."""
     with open(path, "rb") as raw:
-        for number, line in enumerate(raw, start=1):
-            try:
-                text = line.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as err:
-                raise DataError(f"{path}:{number}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        for number, text in utf8_lines(raw, path):
             if text.strip():
                 yield number, text
 
