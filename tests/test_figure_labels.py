@@ -8,16 +8,7 @@ from syw.figures.__main__ import main
 from syw.figures.sources import Group
 from syw.figures.specs import FIGURES
 from tests.fake_records import write_study
-
-
-def kept(monkeypatch) -> list:
-    drawn = []
-    monkeypatch.setattr(plot.plt, "close", drawn.append)
-    return drawn
-
-
-def legend_texts(fig) -> list[str]:
-    return [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+from tests.figure_util import kept, legend_texts
 
 
 def test_fig1_names_dataset_shading_and_the_targets_source(tmp_path, monkeypatch):

@@ -16,6 +16,7 @@ from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
 from tests import oracle
 from tests.fake_records import write_study
+from tests.figure_util import kept, legend_texts
 
 STUDIES = {  # family: (score mean, score sd, seconds per trial) of the generated records
     1: {"lr": (0.34, 0.03, 1.5), "cnn": (0.29, 0.06, 40)},
@@ -23,17 +24,6 @@ STUDIES = {  # family: (score mean, score sd, seconds per trial) of the generate
     3: {"ngram": (0.70, 0.03, 130), "dam": (0.72, 0.08, 340), "esim": (0.74, 0.08, 370), "dgem": (0.70, 0.1, 1000)},
     4: {"bidaf": (0.55, 0.1, 31617)},
 }
-
-
-def kept(monkeypatch) -> list:
-    """The figures drawn from now on, kept open instead of closed after saving."""
-    drawn = []
-    monkeypatch.setattr(plot.plt, "close", drawn.append)
-    return drawn
-
-
-def legend_texts(fig) -> list[str]:
-    return [t.get_text() for legend in fig.legends for t in legend.get_texts()]
 
 
 def line_labelled(ax, label: str):
