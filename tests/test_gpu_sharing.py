@@ -61,6 +61,16 @@ def probe_study(tmp_path: Path, meet: int, trials: int, *overrides: str, gpus: i
     return (records(path) if path.exists() else []), done.stdout, done.stderr, done.returncode
 
 
+def four_probes_ran(tmp_path: Path, meet: int, gpus_per_trial: str, gpus: int, share: str) -> tuple[list[dict], str]:
+    """Four probe trials at ``resources.gpus_per_trial``, checked to have run, the runner announcing
+    1 CPU and ``share`` of a GPU each; their records and stdout."""
+    rows, stdout, stderr, status = probe_study(tmp_path, meet, 4, f"resources.gpus_per_trial={gpus_per_trial}", gpus=gpus)
+    assert status == 0, stdout[-2000:] + stderr[-3000:]
+    assert f"4 of 4 trials to run (1 CPU, {share} GPU each)" in stdout
+    assert sorted(r["trial"] for r in rows) == [0, 1, 2, 3]
+    return rows, stdout
+
+
 def most_at_once(rows: list[dict]) -> int:
     """The most trials whose [started_at, ended_at] spans overlap at one moment."""
     events = sorted((datetime.fromisoformat(r[key]), step) for r in rows for key, step in (("started_at", 1), ("ended_at", -1)))
@@ -74,11 +84,9 @@ def most_at_once(rows: list[dict]) -> int:
 @pytest.mark.ray
 @pytest.mark.slow
 def test_a_quarter_gpu_each_runs_four_trials_at_once_on_one_gpu(tmp_path):
-    rows, stdout, stderr, status = probe_study(tmp_path, 4, 4, "resources.gpus_per_trial=0.25", gpus=1)
-    assert status == 0, stdout[-2000:] + stderr[-3000:]
-    assert "4 of 4 trials to run (1 CPU, 0.25 GPU each)" in stdout
+    rows, stdout = four_probes_ran(tmp_path, 4, "0.25", gpus=1, share="0.25")
     assert "(cluster 127.0.0.1:" in stdout and "this node 127.0.0.1; a new local Ray)" in stdout  # on loopback
-    assert sorted(r["trial"] for r in rows) == [0, 1, 2, 3] and {r["status"] for r in rows} == {"ok"}
+    assert {r["status"] for r in rows} == {"ok"}
     assert [r["value"] for r in rows] == [4.0] * 4  # each waited until all four had arrived
     assert most_at_once(rows) == 4
     for r in rows:  # all four share GPU 0, and each says so
@@ -88,10 +96,8 @@ def test_a_quarter_gpu_each_runs_four_trials_at_once_on_one_gpu(tmp_path):
 @pytest.mark.ray
 @pytest.mark.slow
 def test_auto_gives_each_trial_one_gpu_of_its_own(tmp_path):
-    rows, stdout, stderr, status = probe_study(tmp_path, 2, 4, "resources.gpus_per_trial=auto", gpus=2)
-    assert status == 0, stdout[-2000:] + stderr[-3000:]
-    assert "4 of 4 trials to run (1 CPU, 1 GPU each)" in stdout
-    assert sorted(r["trial"] for r in rows) == [0, 1, 2, 3] and all(r["value"] >= 2 for r in rows)
+    rows, _ = four_probes_ran(tmp_path, 2, "auto", gpus=2, share="1")
+    assert all(r["value"] >= 2 for r in rows)
     assert most_at_once(rows) == 2  # two GPUs: two trials at a time, never more
     for r in rows:  # a trial sees only its own GPU
         (gpu,) = r["hardware"]["gpu_ids"]
