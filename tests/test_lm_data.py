@@ -122,24 +122,21 @@ def test_syw_download_counts_each_split_and_a_bad_one_is_one_error_line(tmp_path
     assert len(err) == 1 and err[0].startswith(f"error: {data_dir / 'fake' / 'f.valid.txt'}: md5 ")
 
 
-@pytest.mark.realdata
-@pytest.mark.skipif(REAL is None or not (REAL / "ptb").is_dir(), reason="set SYW_DATA_DIR to a folder with ptb/")
-def test_ptb_published_counts():
-    splits = {split: lm.read_split(REAL, "ptb", split, download=False) for split in lm.SPLITS}
-    assert {split: len(tokens) for split, tokens in splits.items()} == {"train": 929_589, "valid": 73_760, "test": 82_430}
-    vocab = lm.vocabulary(splits["train"])
-    assert len(vocab) == 10_000 and vocab[:3] == ["the", "<unk>", "<eos>"]
-    ids = {word: i for i, word in enumerate(vocab)}
-    assert len(lm.token_ids(splits["test"], ids, "test")) == 82_430  # every valid and test word is in train's vocabulary
+PUBLISHED = [  # corpus, tokens per split, vocabulary size and first words, a split whose every word is in train's
+    pytest.param("ptb", {"train": 929_589, "valid": 73_760, "test": 82_430}, 10_000, ["the", "<unk>", "<eos>"], "test"),
+    pytest.param("wikitext-2", {"train": 2_088_628, "valid": 217_646, "test": 245_569}, 33_278, ["the", ",", "."],
+                 "valid", marks=pytest.mark.slow),
+]
 
 
 @pytest.mark.realdata
-@pytest.mark.slow
-@pytest.mark.skipif(REAL is None or not (REAL / "wikitext-2").is_dir(), reason="set SYW_DATA_DIR to a folder with wikitext-2/")
-def test_wikitext2_published_counts():
-    splits = {split: lm.read_split(REAL, "wikitext-2", split, download=False) for split in lm.SPLITS}
-    assert {split: len(tokens) for split, tokens in splits.items()} == {"train": 2_088_628, "valid": 217_646, "test": 245_569}
+@pytest.mark.parametrize("corpus, tokens, vocab_size, first_words, covered", PUBLISHED)
+def test_published_counts(corpus, tokens, vocab_size, first_words, covered):
+    if REAL is None or not (REAL / corpus).is_dir():
+        pytest.skip(f"set SYW_DATA_DIR to a folder with {corpus}/")
+    splits = {split: lm.read_split(REAL, corpus, split, download=False) for split in lm.SPLITS}
+    assert {split: len(words) for split, words in splits.items()} == tokens
     vocab = lm.vocabulary(splits["train"])
-    assert len(vocab) == 33_278
+    assert len(vocab) == vocab_size and vocab[:3] == first_words
     ids = {word: i for i, word in enumerate(vocab)}
-    assert len(lm.token_ids(splits["valid"], ids, "valid")) == 217_646
+    assert len(lm.token_ids(splits[covered], ids, covered)) == tokens[covered]
