@@ -38,7 +38,9 @@ $(STAMP): pyproject.toml Makefile $(TORCH_FILE)
 	$(PY) -m pip install -q --disable-pip-version-check -e ".[suite,test]"
 	@touch $@
 
+# ruff first (pyproject.toml's rule set): style is one style, then the tests.
 test: env
+	$(PY) -m ruff check .
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Figures from trial records: ours by default (fig1 runs the study first when its records are missing),

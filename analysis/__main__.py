@@ -15,6 +15,7 @@ from pathlib import Path
 from syw.analysis.table import curve_table, read_records
 from syw.entry import naming, positive_int, run_main, write_output
 
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(

@@ -1,8 +1,8 @@
 """Budget inference and comparisons between model families (Dodge et al., 2019, section 4)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

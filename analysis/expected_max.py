@@ -8,11 +8,11 @@ scores.
 """
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 
-Budgets = Union[int, Sequence[int], np.ndarray]
+Budgets = int | Sequence[int] | np.ndarray
 
 
 def check_scores(scores: Sequence[float] | np.ndarray) -> np.ndarray:

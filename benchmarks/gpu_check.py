@@ -32,8 +32,9 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 import yaml
@@ -43,9 +44,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from syw.context import TrialContext  # noqa: E402
-from syw.settings import resolve  # noqa: E402
 from syw.experiments.space import sample, trial_rng, trial_seed  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
+from syw.settings import resolve  # noqa: E402
 
 FAMILY_DIR = REPO / "conf" / "search_space"
 REPORTS = REPO / "benchmarks" / "gpu_reports"  # one report per device name: a CPU run never overwrites a GPU's

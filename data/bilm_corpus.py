@@ -16,9 +16,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from syw.errors import DataError, DataMissingError
 from syw.data.squad import _get, _load_json, split_file
 from syw.data.sst import read_sst
+from syw.errors import DataError, DataMissingError
 
 PTB_BRACKETS = {"(": "-LRB-", ")": "-RRB-"}
 BOS, EOS, UNK = "<S>", "</S>", "<UNK>"  # bilm-tf's vocabulary starts with these three

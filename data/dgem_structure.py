@@ -21,8 +21,8 @@ import hashlib
 import json
 import os
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from syw.data.inputs import note_input
 

@@ -27,16 +27,17 @@ import os
 import warnings
 import zipfile
 import zlib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 import numpy as np
 
-from syw.errors import DataError, DataMissingError
 from syw.data.fetch import fetch
 from syw.data.inputs import note_input
 from syw.data.lines import utf8_lines
+from syw.errors import DataError, DataMissingError
 
 KUMO_SOURCE = "glove_6b_50d"
 PADDING = "@@PADDING@@"

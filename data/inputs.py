@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from syw.data.fetch import file_digest
 

@@ -22,14 +22,14 @@ from __future__ import annotations
 import functools
 import json
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
-from syw.errors import DataError, DataMissingError
 from syw.data.fetch import fetch, file_digest
 from syw.data.inputs import input_name, note_input
 from syw.data.lines import utf8_lines
+from syw.errors import DataError, DataMissingError
 
 LABELS = ("entails", "neutral")
 TOKENIZED_SPLITS = ("dev", "test")

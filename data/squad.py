@@ -20,13 +20,14 @@ import json
 import random
 import zlib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from syw.errors import DataError, DataMissingError
 from syw.data.fetch import fetch, file_digest
 from syw.data.scitail import _tokenizer
+from syw.errors import DataError, DataMissingError
 
 URLS = {"train": "https://rajpurkar.github.io/SQuAD-explorer/dataset/train-v1.1.json",
         "dev": "https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v1.1.json"}

@@ -9,13 +9,13 @@ Each line of ``<data_dir>/sst/{train,dev,test}.txt`` is one labelled tree, e.g.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from syw.data.download import SST_MD5, ensure_sst, sst_paths
-from syw.errors import DataError
 from syw.data.inputs import input_name, note_input
+from syw.errors import DataError
 
 OFFICIAL_TREES = {"train": 8544, "dev": 1101, "test": 2210}
 # md5 of the first (stripped) line of each official file: a file that starts like the

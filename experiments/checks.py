@@ -11,11 +11,11 @@ from typing import Any
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from syw.records import iter_records
-from syw.settings import check_settings
+from syw.errors import ConfigError
 from syw.experiments.source import declared_settings, defined_in_source
 from syw.experiments.space import CONF_DIR, STRATEGIES, Family, load_family
-from syw.errors import ConfigError
+from syw.records import iter_records
+from syw.settings import check_settings
 
 
 def study_file() -> str:

@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from syw.paths import CHECKOUT
 from syw.errors import ConfigError
+from syw.paths import CHECKOUT
 
 
 def recorded_address() -> str | None:

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis import expected_max, overtakes_from
-from syw.errors import DataError
 from syw.entry import run_main, write_output
+from syw.errors import DataError
 from syw.records import iter_records
 
 # what the report reads of each ok record besides what every record has (syw.records.check_record)

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from syw.records import iter_records
+from syw.errors import ConfigError
 from syw.experiments.space import CONF_DIR, Family, find_family_file
 from syw.paths import REPO
-from syw.errors import ConfigError
+from syw.records import iter_records
 
 REPORTS_DIR = REPO / "benchmarks" / "gpu_reports"  # where benchmarks/gpu_check.py writes, one file per device
 

@@ -1,9 +1,9 @@
 """Progress of a running study: write each finished trial's record and print one line for it."""
 from __future__ import annotations
 
-from syw.records import RecordsWriter
 from syw.experiments.space import Family
 from syw.experiments.trial import DATA_PROBLEM, now
+from syw.records import RecordsWriter
 from syw.units import human_duration
 
 

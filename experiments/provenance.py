@@ -14,12 +14,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from syw.errors import DataError
 from syw.data.fetch import file_digest
 from syw.data.lm import CORPORA
 from syw.entry import run_main, write_output
-from syw.records import iter_records
+from syw.errors import DataError
 from syw.experiments.space import study_config
+from syw.records import iter_records
 
 # The files each data set (a study's `dataset.name`) is read from, under the data folder.
 DATA_FILES = {

@@ -23,9 +23,10 @@ checked against its distribution: a replayed assignment always lies in the famil
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -160,8 +161,8 @@ def _selected_rows(replay: Replay) -> list[dict[str, str]]:
     """The file's rows (cells as text) that match ``replay.rows``, downloaded and checked first."""
     import csv
 
-    from syw.errors import DataMissingError
     from syw.data.fetch import fetch, file_digest
+    from syw.errors import DataMissingError
 
     if not replay.file.is_file():
         if replay.url is None:

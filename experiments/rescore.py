@@ -23,22 +23,23 @@ import os
 import pickle
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import torch
 
-from syw.entry import run_main
 from syw.data.glove import load_embeddings, resolve_source
 from syw.data.squad import read_split
-from syw.records import iter_records, latest_per_trial
-from syw.settings import resolve
+from syw.entry import run_main
 from syw.experiments.space import load_family, study_config
-from syw.units import human_duration
 from syw.models.tasks.sentence import EMBEDDING_SEED
 from syw.models.tasks.span import SpanData, index_spans, predict, write_predictions
 from syw.models.tasks.squad_metric import score
+from syw.records import iter_records, latest_per_trial
+from syw.settings import resolve
+from syw.units import human_duration
 
 
 class RescoreError(ValueError):

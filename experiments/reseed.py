@@ -22,17 +22,16 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from syw.entry import exit_on
-from syw.errors import DataError, DataMissingError
+from syw.errors import ConfigError, DataError, DataMissingError
 from syw.experiments.checks import check_family_code, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
 from syw.experiments.progress import Progress, data_stopper
-from syw.records import RecordError, RecordsBusy, RecordsWriter, iter_records, latest_per_trial
 from syw.experiments.run import DataProblem, records_file
-from syw.paths import CONF_DIR, REPO
-from syw.errors import ConfigError
 from syw.experiments.space import Family, trial_seed
 from syw.experiments.trial import now, run_trial, suite_commit
 from syw.experiments.tuner import Assigned, tuner_of
+from syw.paths import CONF_DIR, REPO
+from syw.records import RecordError, RecordsBusy, RecordsWriter, iter_records, latest_per_trial
 from syw.units import human_duration
 
 

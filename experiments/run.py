@@ -19,17 +19,16 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from syw.entry import exit_on
-from syw.errors import DataError, DataMissingError
+from syw.errors import ConfigError, DataError, DataMissingError
 from syw.experiments.checks import check_family_code, check_records_match, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
 from syw.experiments.cost import cost_lines
 from syw.experiments.progress import Progress, data_stopper, record_callback
-from syw.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
-from syw.paths import CONF_DIR, REPO
-from syw.errors import ConfigError
 from syw.experiments.space import Family
 from syw.experiments.trial import run_trial, suite_commit
 from syw.experiments.tuner import adaptive_setup, check_adaptive, tuner_of
+from syw.paths import CONF_DIR, REPO
+from syw.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
 from syw.units import human_duration
 
 
@@ -58,7 +57,8 @@ def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: d
     path = records_file(cfg, family)
     tuner = tuner_of(cfg, family)
     command = " ".join(["syw run", *sys.argv[1:]])
-    base = {"study": study, "family": family.name, "family_file": str(family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file),
+    family_file = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
+    base = {"study": study, "family": family.name, "family_file": str(family_file),
             "seed": cfg.seed, "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser(),
             **tuner.fields()}
     import ray

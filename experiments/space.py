@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
-from syw.experiments.replay import Replay, ReplayError, parse_replay
 from syw.errors import ConfigError
+from syw.experiments.replay import Replay, ReplayError, parse_replay
 from syw.paths import CONF_DIR, REPO
 
 FAMILY_KEYS = {"inherits", "label", "table", "description", "train", "reported", "fixed", "search", "replay", "strategy"}
@@ -116,7 +117,8 @@ def validate_distribution(path: Path, key: str, spec: Any) -> dict[str, Any]:
         raise ConfigError(path, f"{key}.distribution", f"unknown distribution {kind!r} (use {', '.join(sorted(DISTRIBUTIONS))})")
     extra = set(spec) - DISTRIBUTIONS[kind] - {"distribution"}
     if extra:
-        raise ConfigError(path, f"{key}.{sorted(extra)[0]}", f"unknown key for a {kind} distribution (allowed: {', '.join(sorted(DISTRIBUTIONS[kind]))})")
+        allowed = ", ".join(sorted(DISTRIBUTIONS[kind]))
+        raise ConfigError(path, f"{key}.{sorted(extra)[0]}", f"unknown key for a {kind} distribution (allowed: {allowed})")
     missing = DISTRIBUTIONS[kind] - set(spec) - {"exclusive_high"}
     if missing:
         raise ConfigError(path, f"{key}.{sorted(missing)[0]}", f"missing for a {kind} distribution")

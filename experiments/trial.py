@@ -14,11 +14,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from syw.errors import DataError, DataMissingError
-from syw.data.inputs import recording, sha256_of
 from syw.context import TrialContext, TrialFailed
-from syw.paths import REPO
+from syw.data.inputs import recording, sha256_of
+from syw.errors import DataError, DataMissingError
 from syw.experiments.space import Family, trial_seed
+from syw.paths import REPO
 
 DATA_PROBLEM = "data_problem"  # a trial status that is never recorded: it stops the study
 

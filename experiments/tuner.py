@@ -24,16 +24,17 @@ from __future__ import annotations
 
 import warnings
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from syw.records import iter_records, latest_per_trial
 from syw.errors import ConfigError
 from syw.experiments.space import Family
 from syw.experiments.trial import DATA_PROBLEM, run_trial
+from syw.records import iter_records, latest_per_trial
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Assigned(Family):
         return {**self.fixed, **self.assignment}
 
     @classmethod
-    def of(cls, family: Family, name: str, assignment: dict[str, Any]) -> "Assigned":
+    def of(cls, family: Family, name: str, assignment: dict[str, Any]) -> Assigned:
         return cls(**{**{f.name: getattr(family, f.name) for f in fields(Family)}, "name": name}, assignment=assignment)
 
 

@@ -10,21 +10,21 @@ status 2; nothing is drawn or written then.
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
-from syw.errors import DataError, DataMissingError
 from syw.entry import naming, run_main
-from syw.paths import REPO
+from syw.errors import DataError, DataMissingError
 from syw.experiments.space import study_config
 from syw.figures import budgets, report, seeds, sensitivity, study_readme
 from syw.figures.as_run import compare_fig1
 from syw.figures.plot import draw
 from syw.figures.sources import from_paper, from_records
 from syw.figures.specs import FIGURES, FigureSpec
+from syw.paths import REPO
 
 TITLE_WIDTH = 60  # characters of a title line that fit over the plot at its 9-point title font
 

@@ -20,10 +20,10 @@ import pandas as pd
 
 from syw.analysis import bootstrap_overtake, budget_to_reach, overtakes_from
 from syw.experiments.compare import trial_by_trial
-from syw.records import load_study
 from syw.figures.plot import draw
 from syw.figures.sources import PAPER_DIR, Group, from_paper, from_records, paper_rows
 from syw.figures.specs import FIGURES
+from syw.records import load_study
 
 BUDGETS = (1, 10, 50)
 N_MAX = 50  # Figure 1's axis: curves run to min(50, N)

@@ -9,9 +9,9 @@ import pandas as pd
 
 from syw.analysis import Lead, budget_to_reach, crossovers, time_crossovers, time_leaders
 from syw.analysis.budget import RULE
-from syw.units import human_duration
 from syw.figures.sources import Group
 from syw.figures.specs import FigureSpec
+from syw.units import human_duration
 
 PAPER_CLAIMS = {  # what the paper's text states, shown beside our numbers
     1: ["the CNN needs 16 trials to reach 0.395", "LR is better up to about 10 trials"],
@@ -43,10 +43,12 @@ def budget_rows(spec: FigureSpec, groups: list[Group], source: str) -> pd.DataFr
                                  target=target, trials=n, seconds=None if n is None else seconds(n), value=None))
     for a, b in itertools.combinations(groups, 2):
         for c in crossovers(curves[a.family], curves[b.family], (a.family, b.family)):
-            rows.append(dict(family=f"{c.leader} over {c.previous}", statistic="crossover_trials", target=None, trials=c.at, seconds=None, value=None))
+            rows.append(dict(family=f"{c.leader} over {c.previous}", statistic="crossover_trials", target=None, trials=c.at,
+                             seconds=None, value=None))
         if a.mean_duration and b.mean_duration:
             for c in time_crossovers(curves[a.family], a.mean_duration, curves[b.family], b.mean_duration, (a.family, b.family)):
-                rows.append(dict(family=f"{c.leader} over {c.previous}", statistic="crossover_time", target=None, trials=None, seconds=c.at, value=None))
+                rows.append(dict(family=f"{c.leader} over {c.previous}", statistic="crossover_time", target=None, trials=None,
+                                 seconds=c.at, value=None))
     for lead in leads_by_time(spec, groups):
         rows += [dict(family=lead.leader, statistic=f"lead_{edge}", target=None, trials=None, seconds=at, value=None)
                  for edge, at in (("start", lead.start), ("end", lead.end))]

@@ -11,14 +11,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from syw.entry import naming, positive_int, run_main
 from syw.analysis.bands import curve_name, parse_statistic, statistic_name
+from syw.analysis.compare import difference_table
 from syw.analysis.curves import Options, band_bounds, budgets, build, comparisons, cost_table, leader_changes, table
 from syw.analysis.forecast import MODELS, VERDICT
-from syw.analysis.compare import difference_table
 from syw.analysis.prepare import check_targets, prepare
 from syw.analysis.report import build as report
 from syw.analysis.rows import POLICIES
+from syw.entry import naming, positive_int, run_main
 
 DESCRIPTION = """\
 The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,

@@ -12,10 +12,21 @@ from syw.analysis import budget_to_reach, time_axis
 from syw.analysis.compare import Difference, stretches
 from syw.analysis.cost import drawn_from
 from syw.analysis.curves import Curve
+from syw.figures.plot import (
+    PALETTE,
+    SD_LABEL,
+    Swatch,
+    colours,
+    drawable,
+    end_at_trials,
+    finish,
+    fit_y,
+    integer_ticks,
+    plt,
+    shade_sd,
+    time_ticks,
+)
 from syw.units import human_duration
-from syw.figures.plot import (PALETTE, SD_LABEL, Swatch, colours, drawable, end_at_trials, finish, fit_y, integer_ticks,
-                          plt, shade_sd, time_ticks)
-
 
 QUARTILES_LABEL = "shading: 25% to 75% quantiles of the best of n"
 SELECTED_LABEL = "dash-dot: expected test score of the trial validation picks"

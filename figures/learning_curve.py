@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syw.entry import run_main
-from syw.records import iter_records
-from syw.paths import REPO
 from syw.experiments.space import study_config
+from syw.paths import REPO
+from syw.records import iter_records
 
 
 @dataclass(frozen=True)

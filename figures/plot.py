@@ -23,9 +23,9 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from syw.analysis import budget_to_reach, time_axis  # noqa: E402
 from syw.analysis.cost import ROUND_DURATIONS, round_time_ticks  # noqa: E402,F401 (ROUND_DURATIONS: the ticks there are)
-from syw.units import human_duration  # noqa: E402
 from syw.figures.sources import Group  # noqa: E402
 from syw.figures.specs import FigureSpec  # noqa: E402
+from syw.units import human_duration  # noqa: E402
 
 BLUE, RED, GREEN, PURPLE, ORANGE, BROWN = "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"
 PALETTE = (BLUE, RED, GREEN, PURPLE, ORANGE, BROWN, "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")

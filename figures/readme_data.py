@@ -14,14 +14,14 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from syw.records import iter_records, latest_per_trial
 from syw.experiments.space import load_family, study_config
 from syw.figures.sources import PAPER_DIR, from_paper, shared_paper_file
 from syw.figures.specs import FIGURES, FigureSpec
+from syw.records import iter_records, latest_per_trial
 
 
 class FactError(ValueError):
@@ -79,7 +79,7 @@ def figure_of(study: str) -> FigureSpec | None:
     return max(found, key=lambda s: len(s.study)) if found else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def read_study(folder: Path) -> Study:
     """The ok trials of each ``<family>.jsonl`` in ``folder`` (the latest record of each trial)."""
     per_file = {p.stem: latest_per_trial(iter_records(p)) for p in sorted(folder.glob("*.jsonl"))}
@@ -113,7 +113,7 @@ def paper_study(study: Study) -> Study:
     return _paper(spec.number)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _paper(number: int) -> Study:
     spec, families = FIGURES[number], {}
     for g in from_paper(spec):
@@ -241,7 +241,7 @@ def _stamp(text: str) -> datetime:
     return datetime.strptime(" ".join(text.split()), "%a %b %d %H:%M:%S UTC %Y").replace(tzinfo=timezone.utc)
 
 
-@lru_cache(maxsize=None)
+@cache
 def run_segments(path: Path) -> tuple[Segment, ...]:
     """The commands ``path`` (a study's run.log) records: each opens at a ``=== started``/``resumed``
     line (or the first time stamp) and ends at its last time stamp or ``real`` line before the next."""
@@ -263,7 +263,7 @@ def run_segments(path: Path) -> tuple[Segment, ...]:
     return tuple(Segment(*s) for s in segments)
 
 
-@lru_cache(maxsize=None)
+@cache
 def squad_scores(path: Path) -> dict[str, float]:
     """Exact match and F1 of a predictions file (.json or .json.gz) on every question of SQuAD v1.1 dev
     (``$SYW_DATA_DIR/squad/dev-v1.1.json``, :class:`NeedsData` where it is not at hand)."""

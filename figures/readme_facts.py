@@ -28,15 +28,28 @@ with these: fields ``with.<field>``; ``with=paper``: the authors' trials of the 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from syw.analysis import budget_to_reach, expected_max, overtakes_from, time_leaders
-from syw.figures.readme_data import (FactError, Study, Trials, check_names, conditions, entry, field, matches,
-                                     paper_study, read_study, run_segments, squad_scores)
+from syw.figures.readme_data import (
+    FactError,
+    Study,
+    Trials,
+    check_names,
+    conditions,
+    entry,
+    field,
+    matches,
+    paper_study,
+    read_study,
+    run_segments,
+    squad_scores,
+)
 from syw.figures.readme_format import Value, field_kind, render
 
 

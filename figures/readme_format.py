@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from syw.units import human_duration
 from syw.figures.readme_data import FactError
+from syw.units import human_duration
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from typing import Any
 import pandas as pd
 
 from syw.experiments.space import Family, load_family, study_config
-from syw.units import human_duration
 from syw.figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_rows
 from syw.figures.specs import FIGURES
+from syw.units import human_duration
 
 MISSING = "**missing**"
 BUDGETS = (1, 2, 5, 10, 20, 50, 100)

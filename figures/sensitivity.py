@@ -21,9 +21,9 @@ import pandas as pd  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from syw.errors import DataError  # noqa: E402
-from syw.records import iter_records, latest_per_trial  # noqa: E402
 from syw.experiments.space import Family, load_family, study_config  # noqa: E402
 from syw.figures.plot import PALETTE, RED  # noqa: E402
+from syw.records import iter_records, latest_per_trial  # noqa: E402
 
 MARKERS = "o^sDvP"
 JITTER = 0.12  # half-width of a category's sideways spread, in category widths

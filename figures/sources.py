@@ -11,12 +11,12 @@ import pandas as pd
 
 from syw.analysis import expected_max, expected_max_std
 from syw.analysis.table import finite_column
-from syw.errors import DataError, DataMissingError
 from syw.data.fetch import fetch, file_digest
-from syw.records import load_study
-from syw.paths import REPO
+from syw.errors import DataError, DataMissingError
 from syw.experiments.space import load_family, study_config
 from syw.figures.specs import URL, FigureSpec, PaperFile
+from syw.paths import REPO
+from syw.records import load_study
 
 PAPER_DIR = REPO / "results" / "paper"
 AUTHORS_SUBDIR = "authors_trials"  # the authors' files in the data folder ($SYW_DATA_DIR)

@@ -36,7 +36,7 @@ class FigureSpec:
     labels: dict[str, str] = field(default_factory=dict)  # family -> legend label (default: the family file's)
     reduced: str | None = None  # the study that fits a 2-core CPU, drawn when the full study has no records
 
-    def on_own_axes(self) -> "FigureSpec":
+    def on_own_axes(self) -> FigureSpec:
         """This figure without the paper's fixed limits and time ticks, for a study whose scores and
         durations lie elsewhere (a reduced study on a CPU: minutes to hours, not GPU days); a
         trials axis keeps its range so that n reads as in the paper."""
@@ -57,7 +57,8 @@ FIGURES: dict[int, FigureSpec] = {
         guide=("cnn", 0.395), guide_source="the paper's example target, Fig. 1 caption",
     ),
     2: FigureSpec(
-        number=2, dataset="SST-2", study="sst2_bcn", reduced="sst2_bcn_reduced_7_epochs", x="time", log_x=True, ylabel="Expected validation accuracy", shade=True,
+        number=2, dataset="SST-2", study="sst2_bcn", reduced="sst2_bcn_reduced_7_epochs", x="time", log_x=True,
+        ylabel="Expected validation accuracy", shade=True,
         paper=PaperFile("sst2_biattentive_classifier_search.tsv", "8140813ee6c36d383e325327ec759a876189f643265f0e051396a0d483feddfd",
                         "embedding", {"glove": "glove", "elmo frozen": "elmo_frozen", "elmo fine-tuned": "elmo_finetuned"},
                         "best_validation_accuracy"),
@@ -65,7 +66,8 @@ FIGURES: dict[int, FigureSpec] = {
         labels={"glove": "GloVe", "elmo_frozen": "GloVe + ELMo (FR)", "elmo_finetuned": "GloVe + ELMo (FT)"},
     ),
     3: FigureSpec(
-        number=3, dataset="SciTail", study="scitail", reduced="scitail_reduced", x="trials", log_x=True, ylabel="Expected validation accuracy", shade=True,
+        number=3, dataset="SciTail", study="scitail", reduced="scitail_reduced", x="trials", log_x=True,
+        ylabel="Expected validation accuracy", shade=True,
         xlim=(1, 100),
         paper=PaperFile("scitail_search.tsv", "77910330af590e4da89730a6bb92c7fa10e0b87e9c10ce0a0435a234798f8640",
                         "model.encoder.architecture.type",

@@ -29,10 +29,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syw.paths import REPO
 from syw.figures.readme_data import FactError, NeedsData
 from syw.figures.readme_facts import compute
 from syw.figures.readme_tables import compute_table
+from syw.paths import REPO
 
 _TAG = re.compile(r"<!-- syw: (?P<spec>.*?) -->|<!-- /syw -->")
 

@@ -22,12 +22,12 @@ from syw.analysis import budget_to_reach, crossovers
 from syw.analysis.compare import difference, sentence
 from syw.entry import run_main, write_output
 from syw.errors import DataError, DataMissingError
-from syw.paths import REPO
 from syw.experiments.space import study_config
-from syw.units import human_duration
 from syw.figures.budgets import PAPER_CLAIMS, leads_by_time
 from syw.figures.sources import Group, from_paper, from_records
 from syw.figures.specs import FIGURES
+from syw.paths import REPO
+from syw.units import human_duration
 
 HOUR, DAY = 3600.0, 86400.0
 ABOUT = 1.5  # "about n": within a factor 1.5 of n

@@ -14,26 +14,37 @@ is recorded with every trial (:class:`ElmoTrialOutcome`).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from syw.context import TrialContext, TrialOutcome
-from syw.settings import resolve
-from syw.models.elmo.bilm import BiLm, BiLmOptions
-from syw.models.elmo.elmo import Elmo
 from syw.errors import DataError
+from syw.models.elmo.bilm import BiLm, BiLmOptions
 from syw.models.elmo.cached import CachedBiLm
 from syw.models.elmo.checkpoint import load_bilm
 from syw.models.elmo.checksum import weights_sha256
+from syw.models.elmo.elmo import Elmo
 from syw.models.elmo.sources import resolve_elmo
-from syw.models.modules import (LstmEncoder, Maxout, SelfAttentivePooling, dot_similarity, feedforward_from, masked_max,
-                            masked_mean, masked_min, masked_softmax, weighted_sum)
+from syw.models.modules import (
+    LstmEncoder,
+    Maxout,
+    SelfAttentivePooling,
+    dot_similarity,
+    feedforward_from,
+    masked_max,
+    masked_mean,
+    masked_min,
+    masked_softmax,
+    weighted_sum,
+)
 from syw.models.tasks import sentence as TASK
 from syw.models.tasks.sentence import SENTENCE_SETTINGS, SentenceData, with_chars
 from syw.models.trainer import TRAINING_SETTINGS
+from syw.settings import resolve
 
 _SIZE = {"type": "int", "min": 1}
 _DROPOUT = {"type": "float", "min": 0.0, "max": 1.0}

@@ -10,20 +10,28 @@ reduce-on-plateau on exact match (mode max) come from the shared trainer. The bi
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from syw.context import TrialContext, TrialOutcome
-from syw.settings import resolve
-from syw.models.modules import (CnnEncoder, Highway, TrilinearSimilarity, masked_log_softmax, masked_softmax,
-                            replace_masked_values, weighted_sum)
+from syw.models.modules import (
+    CnnEncoder,
+    Highway,
+    TrilinearSimilarity,
+    masked_log_softmax,
+    masked_softmax,
+    replace_masked_values,
+    weighted_sum,
+)
 from syw.models.modules.padded_lstm import PaddedLstmEncoder
 from syw.models.tasks import span as TASK
 from syw.models.tasks.span import SPAN_SETTINGS, SpanData, best_span, with_chars
 from syw.models.trainer import TRAINING_SETTINGS
+from syw.settings import resolve
 
 _SIZE = {"type": "int", "min": 1}
 _RATE = {"type": "float", "min": 0.0, "max": 1.0}

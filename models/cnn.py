@@ -11,18 +11,19 @@ batch's padding; :func:`padded_pieces` computes exactly that without the padding
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from syw.context import TrialContext, TrialOutcome
-from syw.settings import resolve
 from syw.models.modules import CnnEncoder
 from syw.models.tasks import sentence as TASK
 from syw.models.tasks.sentence import SENTENCE_SETTINGS, IndexedSplit, SentenceData, batch_of
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
+from syw.settings import resolve
 
 # A random batch is encoded in this many length-sorted pieces: the same logits, fewer padded
 # windows, more (smaller) matrix products; `make bench-cnn-batching` times 1, 2, 4 and 8.

@@ -10,17 +10,18 @@ clamps each element (as the authors ran it).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 from torch import nn
 
 from syw.context import TrialContext, TrialOutcome
-from syw.settings import resolve
 from syw.models.modules import dot_similarity, feedforward_from, masked_softmax, weighted_sum
 from syw.models.tasks import pair as TASK
 from syw.models.tasks.pair import PAIR_SETTINGS, PairData
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
+from syw.settings import resolve
 
 _FF = {"type": "int", "min": 1}
 SETTINGS = {

@@ -31,20 +31,21 @@ it predicts. Adam's steps of about ``lr`` per weight can drive a model there wit
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 from torch import nn
 
+from syw.context import TrialContext, TrialOutcome
 from syw.data.dgem_structure import EDGE_LABELS, approximate_structures, parse_structure
 from syw.errors import DataError
-from syw.context import TrialContext, TrialOutcome
-from syw.settings import resolve
 from syw.models.modules import FeedForward, LstmEncoder, init_linear_, masked_mean, masked_softmax
 from syw.models.tasks import pair as TASK
 from syw.models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
+from syw.settings import resolve
 
 _SIZE = {"type": "int", "min": 1}
 _ACTIVATION = {"values": ["relu", "tanh"]}

@@ -10,18 +10,28 @@ weights, forget-gate bias 1). Table 8 reports two logits; the authors' config ke
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 from torch import nn
 
 from syw.context import TrialContext, TrialOutcome
-from syw.settings import resolve
-from syw.models.modules import (LstmEncoder, VariationalDropout, dot_similarity, feedforward_from, init_linear_,
-                            masked_max, masked_mean, masked_softmax, weighted_sum)
+from syw.models.modules import (
+    LstmEncoder,
+    VariationalDropout,
+    dot_similarity,
+    feedforward_from,
+    init_linear_,
+    masked_max,
+    masked_mean,
+    masked_softmax,
+    weighted_sum,
+)
 from syw.models.tasks import pair as TASK
 from syw.models.tasks.pair import PAIR_SETTINGS, PairData
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
+from syw.settings import resolve
 
 _SIZE = {"type": "int", "min": 1}
 _ACTIVATION = {"values": ["relu", "tanh"]}

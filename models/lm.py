@@ -18,18 +18,19 @@ orthogonal, an untied softmax N(0, 1/o), its bias zero: the suite's choices afte
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from syw.context import TrialContext, TrialOutcome
-from syw.settings import resolve
 from syw.models.lm_budget import CELLS, LSTM_GATES, LmShape, solve
 from syw.models.modules.recurrent_cells import State, build_cell
 from syw.models.tasks import lm as TASK
 from syw.models.tasks.lm import LM_SETTINGS, LmData
+from syw.settings import resolve
 
 _DROPOUT = {"type": "float", "min": 0.0, "max": 0.99}
 SETTINGS = {

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import scipy.sparse
@@ -22,10 +23,10 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer, T
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
-from syw.data.inputs import cache_noting_inputs
 from syw.context import TrialContext, TrialOutcome
-from syw.settings import resolve
+from syw.data.inputs import cache_noting_inputs
 from syw.models.tasks import sentence as TASK
+from syw.settings import resolve
 
 SETTINGS = {
     "penalty": {"values": ["l1", "l2"]},

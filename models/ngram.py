@@ -9,17 +9,18 @@ layer over the two labels; every linear weight xavier-normal.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 from torch import nn
 
 from syw.context import TrialContext, TrialOutcome
-from syw.settings import resolve
 from syw.models.modules import feedforward_from, init_linear_
 from syw.models.tasks import pair as TASK
 from syw.models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
+from syw.settings import resolve
 
 SETTINGS = {
     **TRAINING_SETTINGS,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
-from syw.errors import DataError, DataMissingError
-from syw.data.inputs import note_input
 from syw.context import TrialContext, TrialFailed, TrialOutcome
+from syw.data.inputs import note_input
+from syw.errors import DataError, DataMissingError
 from syw.settings import resolve
 
 SETTINGS = {

@@ -11,9 +11,10 @@ failure such as a NaN loss. Either way the runner records the trial as
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 
 class TrialFailed(RuntimeError):

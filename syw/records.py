@@ -11,8 +11,9 @@ import json
 import math
 import os
 import warnings
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,7 +97,7 @@ class RecordsWriter:
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._lock = None
 
-    def __enter__(self) -> "RecordsWriter":
+    def __enter__(self) -> RecordsWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = open(self._lock_path, "a+")
         try:

@@ -20,7 +20,8 @@ breaks this is refused before Ray starts, with one line naming the file and the 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from syw.errors import ConfigError
 

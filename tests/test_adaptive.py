@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from syw.analysis.adaptive import mean_best_so_far, optuna_strategy, ray_strategy
-from syw.figures.curve_command import main
-from syw.figures import plot
 from syw.entry import run_main
+from syw.figures import plot
+from syw.figures.curve_command import main
 from tests import oracle
 
 

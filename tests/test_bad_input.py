@@ -28,9 +28,10 @@ import sys
 import tempfile
 import warnings
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any
 
 import pytest
 
@@ -38,8 +39,8 @@ from syw import cli as syw
 from syw.errors import DataError, DataMissingError
 from syw.paths import REPO
 
-Outcome = tuple[Union[int, type], str]
-Content = Union[str, bytes, Callable[[], Union[str, bytes]]]
+Outcome = tuple[int | type, str]
+Content = str | bytes | Callable[[], str | bytes]
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 recorded biLM checksum, overfitting SST-2 sentences, the subtree count and the studies' dry runs."""
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from pathlib import Path
@@ -10,22 +9,22 @@ from pathlib import Path
 import pytest
 import torch
 
-from syw.errors import DataError, DataMissingError
+from syw.context import TrialContext
 from syw.data.fetch import file_digest
 from syw.data.sst import read_sst
-from syw.context import TrialContext
-from syw.settings import resolve
+from syw.errors import DataError, DataMissingError
 from syw.experiments.space import load_family
 from syw.models import bcn
 from syw.models.elmo.bilm import BiLm
-from syw.models.elmo.chars import batch_to_ids
 from syw.models.elmo.cached import CachedBiLm
+from syw.models.elmo.chars import batch_to_ids
 from syw.models.elmo.checkpoint import save_bilm
 from syw.models.elmo.options import options_to_json
 from syw.models.elmo.sources import resolve_elmo
 from syw.models.modules import SelfAttentivePooling
 from syw.models.tasks import sentence
 from syw.models.trainer import train_model
+from syw.settings import resolve
 from tests.fixtures_sst import glove_vectors, real_data_dir, requires_real_sst, write_glove_text, write_sst_fixture
 from tests.runner_util import run
 

@@ -1,8 +1,8 @@
 """Two runs of one study compared trial by trial, against hand-computed numbers."""
 import json
 
-from syw.experiments.compare import main
 from syw.entry import run_main
+from syw.experiments.compare import main
 
 
 def write_run(folder, values, extra=None, cpu="CPU A"):

@@ -12,10 +12,10 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from syw.analysis import expected_max, time_crossovers  # noqa: E402
-from syw.figures.curve_command import main  # noqa: E402
 from syw.analysis.cost import cost_curve, round_time_ticks  # noqa: E402
-from syw.figures.plot import duration_label, time_ticks  # noqa: E402
 from syw.entry import run_main
+from syw.figures.curve_command import main  # noqa: E402
+from syw.figures.plot import duration_label, time_ticks  # noqa: E402
 
 
 @pytest.mark.parametrize("workers", [1, 3])

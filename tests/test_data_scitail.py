@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import syw.data.scitail as scitail
-from syw.errors import DataError
 from syw.data.inputs import recording, sha256_of
+from syw.errors import DataError
 from syw.records import iter_records
 from tests.runner_util import run
 

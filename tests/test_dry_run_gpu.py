@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from syw.experiments.cost import cost_lines, gpu_reports
 from syw.errors import ConfigError
+from syw.experiments.cost import cost_lines, gpu_reports
 from syw.experiments.space import load_family, study_config
 from tests.runner_util import run
 

@@ -12,10 +12,9 @@ import torch
 
 from syw.errors import DataError, DataMissingError
 from syw.models.elmo.bilm import BiLm, BiLmOptions
-from syw.models.elmo.elmo import Elmo
-from syw.models.elmo.chars import (BOS_IDS, EOS_IDS, add_sentence_boundaries, batch_to_ids,
-                               remove_sentence_boundaries, word_to_char_ids)
+from syw.models.elmo.chars import BOS_IDS, EOS_IDS, add_sentence_boundaries, batch_to_ids, remove_sentence_boundaries, word_to_char_ids
 from syw.models.elmo.checkpoint import load_bilm, save_bilm
+from syw.models.elmo.elmo import Elmo
 from syw.models.elmo.lstm import BiProjectedLstmLayer, ElmoLstm
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from syw.entry import run_main
 from syw.errors import DataError
 from syw.figures import sources
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
-from syw.entry import run_main
 from tests.fake_records import spec_for_paper_file, use_paper_file, write_paper_file, write_study
 
 STUDIES = {
@@ -81,8 +81,8 @@ def test_colours_follow_the_family_not_its_place_in_the_list(records, tmp_path, 
 
 
 def test_every_family_has_a_style_and_families_drawn_together_differ():
-    from syw.figures import as_run, plot
     from syw.experiments.space import study_config
+    from syw.figures import as_run, plot
 
     for study in ("sst5", "sst5_as_run", "sst5_as_run_random", "sst5_as_run_replay", "sst2_bcn", "scitail", "squad"):
         families = list(study_config(study)["families"])

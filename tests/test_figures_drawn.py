@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
-from syw.figures.curve_command import main as syw
 from syw.figures import plot, sources
 from syw.figures.__main__ import main
+from syw.figures.curve_command import main as syw
 from syw.figures.specs import FIGURES
 from tests import oracle
 from tests.fake_records import write_study

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from syw.experiments.cluster import trial_resources
 from syw.errors import ConfigError
+from syw.experiments.cluster import trial_resources
 from tests.runner_util import records, run, runner_env
 
 # A trial that says it arrived (a file named after its index), then waits until ``meet`` trials

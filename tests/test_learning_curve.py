@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from syw.figures.learning_curve import curves, flattening_epoch, main
 from syw.entry import run_main
+from syw.figures.learning_curve import curves, flattening_epoch, main
 
 
 @pytest.mark.parametrize("dev, tolerance, maximize, expected", [

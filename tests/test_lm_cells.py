@@ -10,7 +10,6 @@ import torch
 from syw.models.modules.recurrent_cells import CappedLstmCell, NasCell, RhnCell
 
 
-
 def sigmoid(v: float) -> float:
     return 1.0 / (1.0 + math.exp(-v))
 

@@ -9,8 +9,7 @@ import syw.models.cnn as cnn
 import syw.models.modules.cnn_encoder as cnn_encoder
 import syw.models.tasks.sentence as sentence
 from syw.context import TrialContext
-from tests.fixtures_sst import (glove_vectors, real_data_dir, requires_real_sst, write_glove_text,
-                                write_sst_fixture)
+from tests.fixtures_sst import glove_vectors, real_data_dir, requires_real_sst, write_glove_text, write_sst_fixture
 
 PARAMS = {
     "epochs": 8, "patience": 3, "batch_size": 16, "optimizer": "adam",

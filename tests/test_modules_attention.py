@@ -3,9 +3,19 @@ import math
 
 import torch
 
-from syw.models.modules import (BilinearSimilarity, SelfAttentivePooling, TrilinearSimilarity, dot_similarity,
-                            masked_log_softmax, masked_max, masked_mean, masked_min, masked_softmax,
-                            replace_masked_values, weighted_sum)
+from syw.models.modules import (
+    BilinearSimilarity,
+    SelfAttentivePooling,
+    TrilinearSimilarity,
+    dot_similarity,
+    masked_log_softmax,
+    masked_max,
+    masked_mean,
+    masked_min,
+    masked_softmax,
+    replace_masked_values,
+    weighted_sum,
+)
 
 E = math.e
 

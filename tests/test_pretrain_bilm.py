@@ -12,12 +12,11 @@ import torch
 
 from syw.data.bilm_corpus import build_vocabulary, pieces, read_corpus, read_text_corpus, text_documents
 from syw.data.fetch import file_digest
+from syw.entry import run_main
 from syw.models.elmo.checkpoint import load_bilm
 from syw.models.elmo.checksum import weights_sha256
 from syw.models.elmo.options import options_from_json, options_to_json
-from syw.entry import run_main
-from syw.models.elmo.pretrain import (Encoded, LanguageModel, bilm_options, log_uniform_log_q, main,
-                                  sampled_softmax_loss)
+from syw.models.elmo.pretrain import Encoded, LanguageModel, bilm_options, log_uniform_log_q, main, sampled_softmax_loss
 from tests.fixtures_sst import write_sst_fixture
 
 TINY = ["--cell-dim", "16", "--projection-dim", "8", "--filter-divisor", "32", "--min-count", "1",

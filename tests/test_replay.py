@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from syw.errors import DataMissingError
-from syw.experiments.replay import ReplayError, read_cell
-from syw.errors import ConfigError
+from syw.errors import ConfigError, DataMissingError
+from syw.experiments.replay import read_cell
 from syw.experiments.space import load_family
 from syw.figures.specs import FIGURES
 from tests import oracle

@@ -7,10 +7,9 @@ import pytest
 import torch
 
 from syw.context import TrialContext
-from syw.experiments.space import load_family
-from syw.experiments import rescore as span_rescore
 from syw.entry import run_main
-
+from syw.experiments import rescore as span_rescore
+from syw.experiments.space import load_family
 
 PARAMS = load_family("squad_bidaf_reduced", name="bidaf").params(0, 0)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ray_start import ONE_START
-from syw.records import RecordsBusy, RecordsWriter, done_indices, iter_records
 from syw.experiments.space import load_family
+from syw.records import RecordsBusy, RecordsWriter, done_indices, iter_records
 from tests.runner_util import REPO, records, run, runner_env
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from syw.figures.curve_command import main
 from syw.analysis.selected import selected_test
+from syw.figures.curve_command import main
 from tests import oracle
 
 

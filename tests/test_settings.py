@@ -1,13 +1,12 @@
 """The settings check: family files against the SETTINGS their training functions declare."""
 import sys
-from pathlib import Path
 
 import pytest
 
-from syw.settings import check_settings, problem, resolve
-from syw.experiments.source import declared_settings
 from syw.errors import ConfigError
+from syw.experiments.source import declared_settings
 from syw.experiments.space import load_family
+from syw.settings import check_settings, problem, resolve
 from tests.runner_util import importable_package, run
 
 DECLARED = {

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from syw.experiments.space import CONF_DIR, draw, load_family, sample, trial_rng
 from syw.errors import ConfigError
+from syw.experiments.space import CONF_DIR, draw, load_family, sample, trial_rng
 from tests import oracle
 
 FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))

@@ -11,16 +11,25 @@ import numpy as np
 import pytest
 import torch
 
-from syw.errors import DataError, DataMissingError
-from syw.data.squad import (FILES, SpanExample, char_span_to_token_span, read_file, read_split, split_file, target_span,
-                        tokenize_with_offsets, window)
 from syw.context import TrialContext
-from syw.settings import resolve
+from syw.data.squad import (
+    FILES,
+    SpanExample,
+    char_span_to_token_span,
+    read_file,
+    read_split,
+    split_file,
+    target_span,
+    tokenize_with_offsets,
+    window,
+)
+from syw.errors import DataError, DataMissingError
+from syw.experiments import rescore as span_rescore
 from syw.experiments.space import load_family
 from syw.models import bidaf
-from syw.experiments import rescore as span_rescore
 from syw.models.tasks import span
 from syw.models.tasks.squad_metric import score
+from syw.settings import resolve
 from tests.runner_util import run
 
 PASSAGE = "The U.S.-based firm, Acme (est. 1999), won."  # The|U.S.-based|firm|,|Acme|(|est|.|1999|)|,|won|.

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from syw.paths import REPO
+from syw.entry import run_main
 from syw.figures.__main__ import main
 from syw.figures.study_readme import ReadmeError, readmes, regenerate, run
-from syw.entry import run_main
+from syw.paths import REPO
 
 RESULTS = REPO / "results"
 

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from syw.figures.curve_command import main
 from syw.analysis.forecast import forecast
-from syw.figures.specs import FIGURES
 from syw.entry import run_main
+from syw.figures.curve_command import main
+from syw.figures.specs import FIGURES
 from tests import oracle
 
 

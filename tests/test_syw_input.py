@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Union
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ import pytest
 
 from syw.figures.curve_command import main
 
-Content = Union[str, Callable[[Path], str]]
+Content = str | Callable[[Path], str]
 
 
 @dataclass(frozen=True)

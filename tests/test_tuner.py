@@ -6,11 +6,21 @@ import numpy as np
 import pytest
 
 from syw.analysis.adaptive import best_so_far, mean_best_so_far
-from syw.records import RecordError, RecordsWriter, load_study
 from syw.errors import ConfigError
 from syw.experiments.space import load_family
-from syw.experiments.tuner import (Told, Tuner, adaptive_runs, check_adaptive, from_optuna, history_from,
-                               optuna_space, searcher, suggest, to_optuna)
+from syw.experiments.tuner import (
+    Told,
+    Tuner,
+    adaptive_runs,
+    check_adaptive,
+    from_optuna,
+    history_from,
+    optuna_space,
+    searcher,
+    suggest,
+    to_optuna,
+)
+from syw.records import RecordError, RecordsWriter, load_study
 from tests.runner_util import run
 
 TOY = load_family("toy")

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from syw.entry import run_main
 from syw.figures import verdicts
 from syw.figures.specs import FIGURES
-from syw.entry import run_main
 from tests import oracle
 from tests.fake_records import write_study
 

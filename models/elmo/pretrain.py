@@ -58,8 +58,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from syw.data.bilm_corpus import build_vocabulary, read_corpus, read_text_corpus
-from syw.entry import run_main
 from syw.data.fetch import file_digest
+from syw.entry import run_main
 from syw.models.elmo.bilm import BiLm, BiLmOptions
 from syw.models.elmo.chars import MAX_WORD_LENGTH, word_to_char_ids
 from syw.models.elmo.checkpoint import save_bilm

@@ -1,7 +1,13 @@
 """Parts shared by the AllenNLP-style model families (docs/models.md)."""
-from syw.models.modules.attention import (BilinearSimilarity, TrilinearSimilarity, dot_similarity,
-                                      masked_log_softmax, masked_softmax, replace_masked_values,
-                                      weighted_sum)
+from syw.models.modules.attention import (
+                                      BilinearSimilarity,
+                                      TrilinearSimilarity,
+                                      dot_similarity,
+                                      masked_log_softmax,
+                                      masked_softmax,
+                                      replace_masked_values,
+                                      weighted_sum,
+)
 from syw.models.modules.cnn_encoder import CnnEncoder, MaxOverTime, conv_max_relu
 from syw.models.modules.feedforward import FeedForward, feedforward_from, get_activation, init_linear_
 from syw.models.modules.layers import Highway, Maxout, ScalarMix

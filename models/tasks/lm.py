@@ -25,16 +25,17 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import torch
 from torch import nn
 
+from syw.context import TrialContext, TrialFailed, TrialOutcome
 from syw.data.inputs import cache_noting_inputs
 from syw.data.lm import EOS, read_split, split_paths, token_ids, vocabulary
-from syw.context import TrialContext, TrialFailed, TrialOutcome
 from syw.models.trainer import choose_device, configure_torch, fit, seed_everything
 
 LM_SETTINGS = {

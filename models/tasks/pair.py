@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
+from syw.context import TrialContext, TrialOutcome
 from syw.data.glove import PADDING, load_embeddings, resolve_source
 from syw.data.inputs import cache_noting_inputs
 from syw.data.scitail import LABELS, PairExample, read_official, read_tokenized
-from syw.context import TrialContext, TrialOutcome
 from syw.models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, accuracy, dataset_key
 from syw.models.trainer import choose_device, train_model
 

@@ -12,19 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from syw.context import TrialContext, TrialOutcome
 from syw.data.glove import PADDING, load_embeddings, resolve_source
 from syw.data.inputs import cache_noting_inputs
 from syw.data.sst import Example, n_classes, read_sst
-from syw.context import TrialContext, TrialOutcome
 from syw.models.elmo.chars import MAX_WORD_LENGTH, word_to_char_ids
 from syw.models.trainer import choose_device, train_model
 

@@ -17,18 +17,19 @@ import functools
 import gzip
 import json
 import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from syw.data.glove import PADDING, load_embeddings, resolve_source
-from syw.data.fetch import file_digest
-from syw.data.squad import SpanExample, read_file, split_file
 from syw.context import TrialContext, TrialOutcome
+from syw.data.fetch import file_digest
+from syw.data.glove import PADDING, load_embeddings, resolve_source
+from syw.data.squad import SpanExample, read_file, split_file
 from syw.models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, build_vocab, dataset_key
 from syw.models.tasks.squad_metric import score
 from syw.models.trainer import choose_device, train_model
