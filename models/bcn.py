@@ -44,10 +44,8 @@ from syw.models.modules import (
 from syw.models.tasks import sentence as TASK
 from syw.models.tasks.sentence import SENTENCE_SETTINGS, SentenceData, with_chars
 from syw.models.trainer import TRAINING_SETTINGS
-from syw.settings import resolve
+from syw.settings import RATE, SIZE, resolve
 
-_SIZE = {"type": "int", "min": 1}
-_DROPOUT = {"type": "float", "min": 0.0, "max": 1.0}
 SETTINGS = {
     **TRAINING_SETTINGS,
     **SENTENCE_SETTINGS,
@@ -58,25 +56,25 @@ SETTINGS = {
     "elmo_sha256": {"type": "str", "null": True, "default": None},
     "freeze_elmo": {"type": "bool", "default": True},
     "use_integrator_output_elmo": {"type": "bool", "default": False},
-    "elmo_dropout": {**_DROPOUT, "default": 0.0},  # after the scalar mixes; the authors' config: 0.0
+    "elmo_dropout": {**RATE, "default": 0.0},  # after the scalar mixes; the authors' config: 0.0
     # the scalar mixes normalise each biLM layer before weighing it (AllenNLP's do_layer_norm);
     # the authors' config: off
     "elmo_layer_norm": {"type": "bool", "default": False},
     "cache_elmo": {"type": "bool", "default": False},
-    "embedding_dropout": _DROPOUT,
-    "pre_encode_ff_layers": _SIZE,
-    "pre_encode_ff_hidden_dims": _SIZE,
+    "embedding_dropout": RATE,
+    "pre_encode_ff_layers": SIZE,
+    "pre_encode_ff_hidden_dims": SIZE,
     "pre_encode_ff_activation": {"values": ["relu", "tanh"]},
-    "pre_encode_ff_dropout": _DROPOUT,
-    "encoder_hidden_size": _SIZE,
-    "encoder_layers": _SIZE,
-    "integrator_hidden_size": _SIZE,
-    "integrator_layers": _SIZE,
-    "integrator_dropout": _DROPOUT,
-    "output_layers": _SIZE,
-    "output_hidden_size": _SIZE,
-    "output_dropout": _DROPOUT,
-    "output_pool_sizes": {"type": "int", "min": 1},
+    "pre_encode_ff_dropout": RATE,
+    "encoder_hidden_size": SIZE,
+    "encoder_layers": SIZE,
+    "integrator_hidden_size": SIZE,
+    "integrator_layers": SIZE,
+    "integrator_dropout": RATE,
+    "output_layers": SIZE,
+    "output_hidden_size": SIZE,
+    "output_dropout": RATE,
+    "output_pool_sizes": SIZE,
 }
 # Generated data (the contract tests) has random vectors in place of GloVe and this randomly
 # initialised biLM in place of a trained one.

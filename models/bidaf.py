@@ -31,29 +31,27 @@ from syw.models.modules.padded_lstm import PaddedLstmEncoder
 from syw.models.tasks import span as TASK
 from syw.models.tasks.span import SPAN_SETTINGS, SpanData, best_span, with_chars
 from syw.models.trainer import TRAINING_SETTINGS
-from syw.settings import resolve
+from syw.settings import RATE, SIZE, resolve
 
-_SIZE = {"type": "int", "min": 1}
-_RATE = {"type": "float", "min": 0.0, "max": 1.0}
 SETTINGS = {
     **TRAINING_SETTINGS,
     **SPAN_SETTINGS,
     "optimizer": {"values": ["adam"]},
-    "dropout": _RATE,
-    "character_embedding_dim": _SIZE,
-    "max_character_filter_size": _SIZE,
-    "num_character_filters": _SIZE,
-    "character_embedding_dropout": _RATE,
+    "dropout": RATE,
+    "character_embedding_dim": SIZE,
+    "max_character_filter_size": SIZE,
+    "num_character_filters": SIZE,
+    "character_embedding_dropout": RATE,
     "highway_layers": {"type": "int", "min": 0},
-    "phrase_layer_hidden_size": _SIZE,
-    "phrase_layers": _SIZE,
-    "phrase_layer_dropout": _RATE,
-    "modeling_layer_hidden_size": _SIZE,
-    "modeling_layers": _SIZE,
-    "modeling_layer_dropout": _RATE,
-    "span_end_encoder_hidden_size": _SIZE,
-    "span_end_encoder_layers": _SIZE,
-    "span_end_encoder_dropout": _RATE,
+    "phrase_layer_hidden_size": SIZE,
+    "phrase_layers": SIZE,
+    "phrase_layer_dropout": RATE,
+    "modeling_layer_hidden_size": SIZE,
+    "modeling_layers": SIZE,
+    "modeling_layer_dropout": RATE,
+    "span_end_encoder_hidden_size": SIZE,
+    "span_end_encoder_layers": SIZE,
+    "span_end_encoder_dropout": RATE,
 }
 N_CHARACTERS = 262  # AllenNLP's character embedding rows: bytes + 1, begin 259, end 260
 MASKED = -1e7

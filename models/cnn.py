@@ -23,7 +23,7 @@ from syw.models.modules import CnnEncoder
 from syw.models.tasks import sentence as TASK
 from syw.models.tasks.sentence import SENTENCE_SETTINGS, IndexedSplit, SentenceData, batch_of
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
-from syw.settings import resolve
+from syw.settings import RATE, SIZE, resolve
 
 # A random batch is encoded in this many length-sorted pieces: the same logits, fewer padded
 # windows, more (smaller) matrix products; `make bench-cnn-batching` times 1, 2, 4 and 8.
@@ -34,9 +34,9 @@ SETTINGS = {
     **SENTENCE_SETTINGS,
     "optimizer": {"values": ["adam"]},
     "encoder": {"values": ["convnet"], "default": "convnet"},  # Table 2's "ConvNet": the only encoder here
-    "max_filter_size": {"type": "int", "min": 1},
-    "num_filters": {"type": "int", "min": 1},
-    "dropout": {"type": "float", "min": 0.0, "max": 1.0},
+    "max_filter_size": SIZE,
+    "num_filters": SIZE,
+    "dropout": RATE,
     "projection_dim": {"type": "int", "min": 1, "null": True, "default": None},
 }
 

@@ -21,18 +21,17 @@ from syw.models.modules import dot_similarity, feedforward_from, masked_softmax,
 from syw.models.tasks import pair as TASK
 from syw.models.tasks.pair import PAIR_SETTINGS, PairData
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
-from syw.settings import resolve
+from syw.settings import RATE, SIZE, resolve
 
-_FF = {"type": "int", "min": 1}
 SETTINGS = {
     **TRAINING_SETTINGS,
     **PAIR_SETTINGS,
     "embedding": {"type": "str"},
     "optimizer": {"values": ["adagrad"]},
-    "embedding_projection_dim": {"type": "int", "min": 1},
+    "embedding_projection_dim": SIZE,
     **{f"{ff}_ff_{key}": spec for ff in ("attend", "compare", "aggregate") for key, spec in (
-        ("layers", _FF), ("hidden_dims", _FF), ("activation", {"values": ["relu", "tanh"]}),
-        ("dropout", {"type": "float", "min": 0.0, "max": 1.0}))},
+        ("layers", SIZE), ("hidden_dims", SIZE), ("activation", {"values": ["relu", "tanh"]}),
+        ("dropout", RATE))},
 }
 
 

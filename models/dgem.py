@@ -45,28 +45,26 @@ from syw.models.modules import FeedForward, LstmEncoder, init_linear_, masked_me
 from syw.models.tasks import pair as TASK
 from syw.models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
-from syw.settings import resolve
+from syw.settings import RATE, SIZE, resolve
 
-_SIZE = {"type": "int", "min": 1}
 _ACTIVATION = {"values": ["relu", "tanh"]}
-_DROPOUT = {"type": "float", "min": 0.0, "max": 1.0}
 SETTINGS = {
     **TRAINING_SETTINGS,
     **PAIR_SETTINGS,
     "embedding": {"type": "str"},
     "structures": {"values": ["dgem_format", "approximate"], "default": "dgem_format"},
     "ignore_edges": {"type": "bool", "default": False},
-    "embedding_projection_dim": _SIZE,
-    "edge_embedding_size": _SIZE,
-    "premise_encoder_hidden_size": _SIZE,
-    "premise_encoder_layers": _SIZE,
+    "embedding_projection_dim": SIZE,
+    "edge_embedding_size": SIZE,
+    "premise_encoder_hidden_size": SIZE,
+    "premise_encoder_layers": SIZE,
     "premise_encoder_bidirectional": {"type": "bool"},
-    "phrase_probability_layers": _SIZE,
-    "phrase_probability_hidden_dims": _SIZE,
-    "phrase_probability_dropout": _DROPOUT,
+    "phrase_probability_layers": SIZE,
+    "phrase_probability_hidden_dims": SIZE,
+    "phrase_probability_dropout": RATE,
     "phrase_probability_activation": _ACTIVATION,
-    "edge_probability_layers": _SIZE,
-    "edge_probability_dropout": _DROPOUT,
+    "edge_probability_layers": SIZE,
+    "edge_probability_dropout": RATE,
     "edge_probability_activation": _ACTIVATION,
 }
 EDGE_IDS = {label: i + 2 for i, label in enumerate(EDGE_LABELS)}  # 0 padding, 1 unknown

@@ -31,27 +31,26 @@ from syw.models.modules import (
 from syw.models.tasks import pair as TASK
 from syw.models.tasks.pair import PAIR_SETTINGS, PairData
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
-from syw.settings import resolve
+from syw.settings import RATE, SIZE, resolve
 
-_SIZE = {"type": "int", "min": 1}
 _ACTIVATION = {"values": ["relu", "tanh"]}
 SETTINGS = {
     **TRAINING_SETTINGS,
     **PAIR_SETTINGS,
     "embedding": {"type": "str"},
-    "encoder_hidden_size": _SIZE,
-    "encoder_layers": _SIZE,
-    "dropout": {"type": "float", "min": 0.0, "max": 1.0},
-    "projection_ff_layers": _SIZE,
-    "projection_ff_hidden_dims": _SIZE,
+    "encoder_hidden_size": SIZE,
+    "encoder_layers": SIZE,
+    "dropout": RATE,
+    "projection_ff_layers": SIZE,
+    "projection_ff_hidden_dims": SIZE,
     "projection_ff_activation": _ACTIVATION,
-    "inference_encoder_layers": _SIZE,
+    "inference_encoder_layers": SIZE,
     # not in Table 8; the authors sampled it apart from the encoder's size (null: the encoder's)
     "inference_encoder_hidden_size": {"type": "int", "min": 1, "null": True, "default": None},
-    "output_ff_layers": _SIZE,
-    "output_ff_hidden_dims": _SIZE,
+    "output_ff_layers": SIZE,
+    "output_ff_hidden_dims": SIZE,
     "output_ff_activation": _ACTIVATION,
-    "output_ff_dropout": {"type": "float", "min": 0.0, "max": 1.0},
+    "output_ff_dropout": RATE,
     "num_logits": {"values": [2, 3], "default": 2},
 }
 

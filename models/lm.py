@@ -30,15 +30,15 @@ from syw.models.lm_budget import CELLS, LSTM_GATES, LmShape, solve
 from syw.models.modules.recurrent_cells import State, build_cell
 from syw.models.tasks import lm as TASK
 from syw.models.tasks.lm import LM_SETTINGS, LmData
-from syw.settings import resolve
+from syw.settings import SIZE, resolve
 
 _DROPOUT = {"type": "float", "min": 0.0, "max": 0.99}
 SETTINGS = {
     **LM_SETTINGS,
     "cell": {"values": list(CELLS)},
     "lstm_gates": {"values": list(LSTM_GATES), "default": "capped"},  # Eq. (3), (1), (2)
-    "depth": {"type": "int", "min": 1},  # layers (LSTM, NAS) or micro-steps (RHN)
-    "parameter_budget": {"type": "int", "min": 1},
+    "depth": SIZE,  # layers (LSTM, NAS) or micro-steps (RHN)
+    "parameter_budget": SIZE,
     "input_embedding_ratio": {"type": "float", "min": 0.001, "max": 1.0},
     "down_projection": {"type": "bool"},
     "tied_embeddings": {"type": "bool", "default": True},

@@ -26,7 +26,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from syw.context import TrialContext, TrialOutcome
 from syw.data.inputs import cache_noting_inputs
 from syw.models.tasks import sentence as TASK
-from syw.settings import resolve
+from syw.settings import SIZE, resolve
 
 SETTINGS = {
     "penalty": {"values": ["l1", "l2"]},
@@ -35,7 +35,7 @@ SETTINGS = {
     "stopwords": {"type": "bool"},
     "weight": {"values": ["tf", "tfidf", "binary"]},
     "tol": {"type": "float", "min": 0.0},
-    "max_iter": {"type": "int", "min": 1},
+    "max_iter": SIZE,
     "solver": {"values": ["liblinear", "saga"]},  # the two that fit both penalties
 }
 MIN_C = 1e-12  # Table 3 samples C from [0, 1]; liblinear needs C > 0

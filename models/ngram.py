@@ -20,15 +20,15 @@ from syw.models.modules import feedforward_from, init_linear_
 from syw.models.tasks import pair as TASK
 from syw.models.tasks.pair import PAIR_SETTINGS, IndexedPairs, PairData
 from syw.models.trainer import TRAINING_SETTINGS, classification_output
-from syw.settings import resolve
+from syw.settings import RATE, SIZE, resolve
 
 SETTINGS = {
     **TRAINING_SETTINGS,
     **PAIR_SETTINGS,
-    "num_layers": {"type": "int", "min": 1},
-    "hidden_size": {"type": "int", "min": 1},
+    "num_layers": SIZE,
+    "hidden_size": SIZE,
     "activation": {"values": ["relu", "tanh"]},
-    "dropout": {"type": "float", "min": 0.0, "max": 1.0},
+    "dropout": RATE,
 }
 
 

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from syw.context import TrialFailed
+from syw.settings import SIZE
 
 Batch = Mapping[str, torch.Tensor]
 Scheduler = torch.optim.lr_scheduler.LRScheduler | torch.optim.lr_scheduler.ReduceLROnPlateau
@@ -31,9 +32,9 @@ Metrics = float | Mapping[str, float]
 # Declared for the settings check (syw/settings.py). Scheduler settings default to torch's
 # own defaults, as AllenNLP built its schedulers from only the keys a config gave.
 TRAINING_SETTINGS = {
-    "epochs": {"type": "int", "min": 1},
+    "epochs": SIZE,
     "patience": {"type": "int", "min": 1, "null": True},
-    "batch_size": {"type": "int", "min": 1},
+    "batch_size": SIZE,
     "optimizer": {"values": ["adam", "adagrad"]},
     "lr": {"type": "float", "min": 0.0},
     # Adam's betas (torch's defaults unless given; BiDAF samples both, Table 11)

@@ -30,6 +30,9 @@ if TYPE_CHECKING:  # the check reads a family's files and keys; loading it is th
 
 TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "list": (list, tuple)}
 SPEC_KEYS = {"type", "values", "min", "max", "null", "default", "items", "length", "doc"}
+# the two specs most settings share: a layer size and a probability (dropout rates)
+SIZE: dict[str, Any] = {"type": "int", "min": 1}
+RATE: dict[str, Any] = {"type": "float", "min": 0.0, "max": 1.0}
 
 
 def _is(value: Any, kind: str) -> bool:

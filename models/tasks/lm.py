@@ -37,12 +37,13 @@ from syw.context import TrialContext, TrialFailed, TrialOutcome
 from syw.data.inputs import cache_noting_inputs
 from syw.data.lm import EOS, read_split, split_paths, token_ids, vocabulary
 from syw.models.trainer import choose_device, configure_torch, fit, seed_everything
+from syw.settings import SIZE
 
 LM_SETTINGS = {
-    "epochs": {"type": "int", "min": 1},  # passes over the training split
+    "epochs": SIZE,  # passes over the training split
     "patience": {"type": "int", "min": 1, "null": True, "default": None},  # checkpoints without improvement before stopping
-    "batch_size": {"type": "int", "min": 1},
-    "bptt": {"type": "int", "min": 1},
+    "batch_size": SIZE,
+    "bptt": SIZE,
     "optimizer": {"values": ["adam"]},
     "lr": {"type": "float", "min": 0.0},
     "adam_beta1": {"type": "float", "min": 0.0, "max": 1.0, "default": 0.0},
@@ -50,7 +51,7 @@ LM_SETTINGS = {
     "adam_eps": {"type": "float", "min": 0.0, "default": 1e-9},
     "weight_decay": {"type": "float", "min": 0.0, "default": 0.0},  # L2 penalty in the loss (models.lm)
     "grad_norm": {"type": "float", "min": 0.0, "null": True, "default": None},
-    "checkpoint_every": {"type": "int", "min": 1},
+    "checkpoint_every": SIZE,
     "lr_drop_patience": {"type": "int", "min": 1, "default": 30},
     "lr_drop_factor": {"type": "float", "min": 0.0, "max": 1.0, "default": 0.1},
     "zero_state_probability": {"type": "float", "min": 0.0, "max": 1.0, "default": 0.01},
