@@ -24,7 +24,7 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
+from benchmarks.flops import clock, data_dir, matmul_gflops, pass_flops  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models import bcn  # noqa: E402
@@ -52,14 +52,14 @@ def main() -> None:
     print(f"matrix products: {rate:.1f} GFLOP/s on one thread", flush=True)
     config = study_config(args.study)
     cache_dir = Path(os.environ.get("SYW_CACHE_DIR") or REPO / ".cache")
-    data_dir = Path(os.environ.get("SYW_DATA_DIR") or REPO / ".data")
+    data_root = data_dir()
     families = {name: stem for name, stem in config["families"].items() if not args.family or stem in args.family}
     for name, stem in families.items():
         family = load_family(stem, name=name)  # the study's short name: it seeds the assignments
         for index in range(args.trials):
             params = resolve(family.params(0, index), bcn.SETTINGS)
             ctx = TrialContext(study="bench", family=name, trial_index=index, seed=trial_seed(0, name, index),
-                               data_dir=data_dir, cache_dir=cache_dir, dataset=config["dataset"])
+                               data_dir=data_root, cache_dir=cache_dir, dataset=config["dataset"])
             data = sentence.load(ctx, params)
             bilm = None
             if params["elmo"] is not None:

@@ -17,8 +17,6 @@ from its FLOPs at the rate the timed trials reached, and the study's wall time a
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -28,7 +26,7 @@ from torch import nn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
+from benchmarks.flops import clock, data_dir, family_parser, matmul_gflops, pass_flops  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models import bidaf  # noqa: E402
@@ -63,10 +61,7 @@ def inputs(batch: dict) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", default="squad_bidaf_reduced")
-    parser.add_argument("--study", default="squad_reduced")
-    parser.add_argument("--trials", type=int, default=2)
+    parser = family_parser(__doc__, "squad_reduced", "squad_bidaf_reduced", trials=2)
     parser.add_argument("--batches", type=int, default=3)
     parser.add_argument("--dev-questions", type=int, default=64)
     parser.add_argument("--estimate", type=int, default=0)
@@ -74,7 +69,7 @@ def main() -> None:
     if args.estimate and args.trials < 1:
         parser.error("--estimate needs at least one timed trial (--trials) for its rates")
     torch.set_num_threads(1)
-    data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
+    data_root = data_dir()
     dataset = study_config(args.study)["dataset"]
     family = load_family(args.family, name="bidaf")
     rate = matmul_gflops()
@@ -83,7 +78,7 @@ def main() -> None:
     for index in range(max(args.trials, args.estimate)):
         params = resolve(family.params(0, index), bidaf.SETTINGS)
         ctx = TrialContext(study="bench", family="bidaf", trial_index=index, seed=trial_seed(0, "bidaf", index),
-                           data_dir=data_dir, cache_dir=REPO / ".cache", dataset=dataset)
+                           data_dir=data_root, cache_dir=REPO / ".cache", dataset=dataset)
         data = bidaf.prepare(span.load(ctx, params))
         seed_everything(ctx.seed)
         model = bidaf.build(params, data)

@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from hydra.utils import get_method  # noqa: E402
 
+from benchmarks.flops import data_dir  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.settings import resolve  # noqa: E402
@@ -47,7 +48,7 @@ def default_trials(family, n: int) -> list[int]:
 
 def context(config: dict, name: str, index: int) -> TrialContext:
     return TrialContext(study="bench", family=name, trial_index=index, seed=trial_seed(0, name, index),
-                        data_dir=Path(os.environ.get("SYW_DATA_DIR") or REPO / ".data"),
+                        data_dir=data_dir(),
                         cache_dir=Path(os.environ.get("SYW_CACHE_DIR") or REPO / ".cache"), dataset=config["dataset"])
 
 

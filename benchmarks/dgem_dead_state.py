@@ -17,10 +17,8 @@ every dev pair one answer and its gradient norm is below 1e-6.
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -30,6 +28,7 @@ from torch import nn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from benchmarks.flops import data_dir, family_parser  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models.tasks import pair  # noqa: E402
@@ -79,15 +78,12 @@ def probe(module, params: dict, data, seed: int, steps: int, dev: list[dict], au
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--study", default="scitail_reduced")
-    parser.add_argument("--family", default="dgem")
-    parser.add_argument("--trials", type=int, default=30)
+    parser = family_parser(__doc__, "scitail_reduced", "dgem", trials=30)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--near-chance", type=float, default=0.55, help="a recorded dev accuracy below this is near chance")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
+    data_root = data_dir()
     study = study_config(args.study)
     family = load_family(study["families"][args.family], args.family)
     module = importlib.import_module(family.train_target.rpartition(".")[0])
@@ -100,7 +96,7 @@ def main() -> None:
         params = resolve(family.params(0, index), module.SETTINGS)
         seed = trial_seed(0, args.family, index)
         ctx = TrialContext(study="probe", family=args.family, trial_index=index, seed=seed,
-                           data_dir=data_dir, cache_dir=REPO / ".cache", dataset=study["dataset"])
+                           data_dir=data_root, cache_dir=REPO / ".cache", dataset=study["dataset"])
         data = module.prepare(pair.load(ctx, params), params["structures"], ctx.cache_dir)
         dev = pair.evaluation_batches(data.dev)
         cells = []

@@ -23,6 +23,21 @@ from syw.paths import REPO
 from syw.settings import resolve
 
 
+def data_dir() -> Path:
+    """The data folder a benchmark reads: ``$SYW_DATA_DIR``, else ``.data`` in the checkout."""
+    return Path(os.environ.get("SYW_DATA_DIR") or REPO / ".data")
+
+
+def family_parser(doc: str, study: str, family: str, trials: int) -> argparse.ArgumentParser:
+    """The options of a benchmark of one family of a study (``--study``, ``--family``, ``--trials``),
+    described by the first line of the script's ``doc``; the script adds its own."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--study", default=study)
+    parser.add_argument("--family", default=family)
+    parser.add_argument("--trials", type=int, default=trials)
+    return parser
+
+
 def clock(work: Callable[[], object]) -> tuple[float, float]:
     """CPU seconds of this process (the time a trial with a core to itself would take) and wall seconds."""
     cpu, wall = time.process_time(), time.perf_counter()
@@ -111,4 +126,4 @@ def study_timing(description: str, study: str, trials: int, batches: int, batche
     config = study_config(args.study)
     rate = matmul_gflops()
     print(f"study {args.study}; matrix products: {rate:.1f} GFLOP/s per CPU second on one thread", flush=True)
-    return StudyTiming(args, config, Path(os.environ.get("SYW_DATA_DIR", REPO / ".data")), rate)
+    return StudyTiming(args, config, data_dir(), rate)

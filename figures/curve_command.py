@@ -18,7 +18,7 @@ from syw.analysis.forecast import MODELS, VERDICT
 from syw.analysis.prepare import check_targets, prepare
 from syw.analysis.report import build as report
 from syw.analysis.rows import POLICIES
-from syw.entry import naming, positive_int, run_main
+from syw.entry import check_writable, naming, positive_int, run_main
 
 DESCRIPTION = """\
 The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,
@@ -162,8 +162,7 @@ def curve(args: argparse.Namespace) -> int:
     where = Path(args.trials[0])
     folder = args.out or (Path(f"{prepared.name}_syw") if "://" in args.trials[0] or len(args.trials) > 1
                           else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
-    if not folder.parent.is_dir():
-        raise ValueError(f"{folder}: cannot write there: the folder {folder.parent} does not exist")
+    check_writable(folder, "curves")
     if args.forecast:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)

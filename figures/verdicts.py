@@ -10,7 +10,6 @@ one cannot test a claim about the paper's scale, and says why.
 from __future__ import annotations
 
 import argparse
-import errno
 import sys
 import warnings
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ import numpy as np
 
 from syw.analysis import budget_to_reach, crossovers
 from syw.analysis.compare import difference, sentence
-from syw.entry import run_main, write_output
+from syw.entry import check_writable, run_main, write_output
 from syw.errors import DataError, DataMissingError
 from syw.experiments.space import study_config
 from syw.figures.budgets import PAPER_CLAIMS, leads_by_time
@@ -214,9 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
     parser.add_argument("--out", type=Path, default=OUT, help="the Markdown file to write (default docs/verdicts.md)")
     args = parser.parse_args(argv)
-    if not args.out.parent.is_dir():  # before the records are read
-        raise FileNotFoundError(errno.ENOENT, f"cannot write the verdicts: the folder {args.out.parent} does not exist",
-                                str(args.out))
+    check_writable(args.out, "verdicts")  # before the records are read
     text = build(args.results)
     write_output(args.out, lambda path: path.write_text(text), "verdicts")
     return 0

@@ -4,6 +4,7 @@ writing an output file, argument types."""
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -79,12 +80,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+def check_writable(path: Path, what: str) -> None:
+    """Refuse an output whose folder does not exist before any work is done, with the error line
+    ``error: <path>: cannot write the <what>: the folder <folder> does not exist``."""
+    if not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"cannot write the {what}: the folder {path.parent} does not exist", str(path))
+
+
 def write_output(path: Path, write: Callable[[Path], object], what: str) -> None:
     """``write(path)``, then print ``wrote <path>``; on an OSError raise one whose error line is
     ``error: <path>: cannot write the <what>: <reason>``."""
+    check_writable(path, what)
     try:
         write(path)
-    except OSError as err:  # e.g. an --out into a folder that does not exist
-        reason = "the folder does not exist" if not path.parent.is_dir() else (err.strerror or str(err))
-        raise OSError(err.errno, f"cannot write the {what}: {reason}", str(path)) from err
+    except OSError as err:  # e.g. a read-only folder
+        raise OSError(err.errno, f"cannot write the {what}: {err.strerror or err}", str(path)) from err
     print(f"wrote {path}")

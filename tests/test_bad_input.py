@@ -59,6 +59,18 @@ TREE = "(3 (2 It) (4 great))\n"
 SCITAIL = "Cells divide.\tCells split.\tentails\n"
 FIG1 = ["fig", "1", "--results", "{t}/results", "--out", "{t}/out"]
 
+
+def out_into_a_missing_folder(kind: str, files: dict[str, Content], argv: list[str], out: str, what: str,
+                              in_subprocess: bool = False) -> Case:
+    """The rule every command's ``--out`` keeps: into a folder that does not exist is one line that
+    names the path and the missing folder (``syw.entry.check_writable``); ``{t}`` in ``argv`` is the
+    test's folder."""
+    def call(t: Path) -> Outcome:
+        return (shell if in_subprocess else cli)(*[a.replace("{t}", str(t)) for a in argv], "--out", f"{t}/missing/{out}")
+    return Case(f"{kind}-out-into-a-missing-folder{'-subprocess' if in_subprocess else ''}", files, call, 2,
+                rf"^error: {{t}}/missing/{re.escape(out)}: cannot write the {what}: the folder {{t}}/missing does not exist")
+
+
 CASES: list[Case] = [
     # --- SST reader: data.sst.read_sst(t, split, download=False) ---
     Case("sst-label-7", {"sst/train.txt": TREE + "(7 (2 bad) (2 film))\n"},
@@ -196,12 +208,6 @@ CASES: list[Case] = [
          2, r"argument --max-n: 0 is not a budget: it must be at least 1"),
     Case("analysis-max-n-negative", {"r.csv": CSV}, lambda t: cli("table", f"{t}/r.csv", "--max-n", "-1"),
          2, r"argument --max-n: -1 is not a budget: it must be at least 1"),
-    Case("analysis-out-into-a-missing-folder", {"r.csv": CSV},
-         lambda t: cli("table", f"{t}/r.csv", "--out", f"{t}/missing/folder/o.csv"),
-         2, r"^error: {t}/missing/folder/o\.csv: cannot write the table: the folder does not exist"),
-    Case("analysis-out-into-a-missing-folder-subprocess", {"r.csv": CSV},
-         lambda t: shell("table", f"{t}/r.csv", "--out", f"{t}/missing/folder/o.csv"),
-         2, r"^error: {t}/missing/folder/o\.csv: cannot write the table: the folder does not exist"),
     Case("analysis-out-onto-the-records", {"r.csv": CSV}, lambda t: cli("table", f"{t}/r.csv", "--out", f"{t}/r.csv"),
          2, r"^error: {t}/r\.csv: --out is the records file itself"),
     Case("analysis-empty-csv", {"r.csv": ""}, lambda t: cli("table", f"{t}/r.csv"),
@@ -259,10 +265,13 @@ CASES: list[Case] = [
                                             "b/lr.jsonl": lambda: study_lines("sst5", "lr", started_at=None)},
          lambda t: cli("compare", f"{t}/a", f"{t}/b"),
          2, r"^error: {t}/b/lr\.jsonl: ok record 1 \(trial 0\): no 'started_at'"),
-    Case("compare-out-into-a-missing-folder", {"a/lr.jsonl": lambda: study_lines("sst5", "lr"),
-                                               "b/lr.jsonl": lambda: study_lines("sst5", "lr")},
-         lambda t: cli("compare", f"{t}/a", f"{t}/b", "--out", f"{t}/missing/c.md"),
-         2, r"^error: {t}/missing/c\.md: cannot write the report: the folder does not exist"),
+    # --- every command's --out into a folder that does not exist ---
+    out_into_a_missing_folder("analysis", {"r.csv": CSV}, ["table", "{t}/r.csv"], "o.csv", "table"),
+    out_into_a_missing_folder("analysis", {"r.csv": CSV}, ["table", "{t}/r.csv"], "o.csv", "table", in_subprocess=True),
+    out_into_a_missing_folder("syw", {"r.csv": CSV}, ["curve", "{t}/r.csv"], "deep", "curves"),
+    out_into_a_missing_folder("compare", {"a/lr.jsonl": lambda: study_lines("sst5", "lr"), "b/lr.jsonl": lambda: study_lines("sst5", "lr")},
+                              ["compare", "{t}/a", "{t}/b"], "c.md", "report"),
+    out_into_a_missing_folder("verdicts", {}, ["verdicts", "--results", "{t}/r"], "v.md", "verdicts"),
     # --- syw provenance ---
     Case("provenance-missing-folder", {}, lambda t: cli("provenance", f"{t}/nowhere"),
          2, r"^error: {t}/nowhere: no such folder"),
@@ -355,9 +364,6 @@ CASES: list[Case] = [
          2, r"^error: {t}/r\.csv: group a: a forecast needs at least 5 scores that are not all equal, got 3"),
     Case("syw-target-not-a-number", {"r.csv": CSV}, lambda t: cli("curve", f"{t}/r.csv", "--target", "high"),
          2, r"argument --target: 'high' is not a target"),
-    Case("syw-out-into-a-missing-folder", {"r.csv": CSV},
-         lambda t: cli("curve", f"{t}/r.csv", "--out", f"{t}/missing/deep"),
-         2, r"^error: {t}/missing/deep: cannot write there: the folder {t}/missing does not exist"),
     Case("syw-ray-folder-without-trials", {"exp/notes.txt": "nothing ran\n"}, lambda t: cli("curve", f"{t}/exp"),
          2, r"^error: {t}/exp: no trial folder with a result\.json"),
     Case("syw-ray-result-not-an-object", {"exp/t1/result.json": json.dumps({"val_acc": 0.5}) + "\n[0.5]\n"},

@@ -187,7 +187,7 @@ def test_write_output_writes_or_raises_naming_the_file_and_what(tmp_path, capsys
     missing = tmp_path / "no" / "t.csv"
     with pytest.raises(OSError) as caught:
         write_output(missing, lambda p: p.write_text("x\n"), "table")
-    assert error_line(caught.value) == f"error: {missing}: cannot write the table: the folder does not exist"
+    assert error_line(caught.value) == f"error: {missing}: cannot write the table: the folder {missing.parent} does not exist"
     assert capsys.readouterr().out == "" and not missing.parent.exists()
 
 
