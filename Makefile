@@ -21,7 +21,7 @@ PYTEST_ARGS ?=
 VARIANT ?=
 SOURCE ?= ours
 
-.PHONY: env test fig1 fig2 fig3 fig4 budgets report clean-env FORCE
+.PHONY: env test fig1 fig2 fig3 fig4 fig5 budgets report clean-env FORCE
 
 env: $(STAMP)
 
@@ -50,7 +50,7 @@ FIG_ARGS = --source $(SOURCE) $(if $(VARIANT),--variant $(VARIANT))
 fig1: env
 	$(PY) -m syw fig 1 $(FIG_ARGS) --run-missing
 
-fig2 fig3 fig4: env
+fig2 fig3 fig4 fig5: env
 	$(PY) -m syw fig $(subst fig,,$@) $(FIG_ARGS)
 
 budgets: env

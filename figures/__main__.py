@@ -1,7 +1,8 @@
-"""``syw fig 1|fig2|fig3|fig4|budgets|report [--source ours|paper] [--variant as_run]``;
+"""``syw fig 1|fig2|fig3|fig4|fig5|budgets|report [--source ours|paper] [--variant as_run]``;
 ``syw readme [--study S] [--check]`` (the READMEs' numbers, :mod:`figures.study_readme`);
 ``syw sensitivity|seeds --study S [--family F]`` (the score against each searched
 hyperparameter, :mod:`figures.sensitivity`; seed reruns' spread beside family gaps, :mod:`figures.seeds`).
+``fig5`` is case study 5 (Melis et al. 2018, :mod:`figures.fig5`): our records only, no variant.
 
 Missing or malformed records (a study or family without records, an empty family file, a
 trial file with the wrong checksum) are one ``error: <file>: ...`` line on stderr and exit
@@ -19,7 +20,7 @@ from pathlib import Path
 from syw.entry import naming, run_main
 from syw.errors import DataError, DataMissingError
 from syw.experiments.space import study_config
-from syw.figures import budgets, report, seeds, sensitivity, study_readme
+from syw.figures import budgets, fig5, report, seeds, sensitivity, study_readme
 from syw.figures.as_run import compare_fig1
 from syw.figures.plot import draw
 from syw.figures.sources import from_paper, from_records
@@ -75,7 +76,7 @@ def paper_or_why(spec: FigureSpec) -> list | str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="syw fig", description=__doc__)
-    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["budgets", "report", "readme", "sensitivity", "seeds"])
+    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["fig5", "budgets", "report", "readme", "sensitivity", "seeds"])
     parser.add_argument("--study", default=None, help="report: the study (default: figure 1's, or its variant); "
                                                        "readme: only results/<study>/README.md; sensitivity, seeds: the study")
     parser.add_argument("--family", default=None, help="sensitivity: only this family of the study")
@@ -104,6 +105,8 @@ def _run(args: argparse.Namespace) -> int:
         written = _report(args)
     elif args.what == "budgets":
         written = _budgets(args)
+    elif args.what == "fig5":
+        written = _fig5(args)
     else:
         written = _figure(args)
     for path in written:
@@ -141,9 +144,19 @@ def _budgets(args: argparse.Namespace) -> list[Path]:
         except FileNotFoundError as err:
             skipped[spec.number] = str(err).replace(f"{REPO}/", "")  # committed tables name repo paths
             print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
-    if not sections:
+    case5 = args.source == "ours" and not args.variant  # Melis et al. published no trials; ptb_melis has no variants
+    if not sections and not (case5 and fig5.has_records(args.results)):
         raise FileNotFoundError(f"{args.results}: no records for any figure ({args.source})")
-    return list(budgets.write(sections, _tag(args), args.out, skipped, theirs))
+    written = list(budgets.write(sections, _tag(args), args.out, skipped, theirs)) if sections else []
+    return written + ([fig5.write_budgets(args.results, args.out)] if case5 else [])
+
+
+def _fig5(args: argparse.Namespace) -> list[Path]:
+    """Case study 5 from our records: Melis et al. published no trials, and the study has no variants."""
+    if args.source != "ours" or args.variant:
+        raise ValueError("fig5: Melis et al. (2018) published no trial records and ptb_melis has no variants: "
+                         "draw it from our records (no --source paper, no --variant)")
+    return fig5.write(args.results, args.out)
 
 
 def _figure(args: argparse.Namespace) -> list[Path]:

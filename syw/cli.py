@@ -40,7 +40,7 @@ COMMANDS: dict[str, Command] = {
     "run": Command("experiments.run", "run a study: syw run study=sst5 [family=cnn trials=20 ...]", hydra=True),
     "reseed": Command("experiments.reseed", "rerun a family's best assignments with new seeds", hydra=True),
     "fig": Command("figures.__main__", "draw a figure of the paper: syw fig 1 [--source paper] [--variant as_run]", _figure),
-    "budgets": Command("figures.__main__", "the budget tables of Figures 1-4", _figures("budgets")),
+    "budgets": Command("figures.__main__", "the budget tables of Figures 1-5", _figures("budgets")),
     "report": Command("figures.__main__", "a study's reporting checklist (Markdown and LaTeX)", _figures("report")),
     "readme": Command("figures.__main__", "rewrite (or --check) the numbers of the READMEs from the records", _figures("readme")),
     "sensitivity": Command("figures.__main__", "a study's score against each searched hyperparameter", _figures("sensitivity")),
