@@ -63,8 +63,10 @@ def study_drawn(results: Path) -> str:
 
 
 def tuner_progress(folder: Path, family: str) -> tuple[BestSoFar, np.ndarray] | None:
-    """The GP runs of ``family`` as their mean best-so-far (lower is better) and their finished values; None without runs."""
-    runs = [values for (strategy, _), values in sorted(adaptive_runs(folder, family).items()) if strategy == STRATEGY]
+    """The GP runs of ``family`` as their mean best-so-far (lower is better) and their finished values; None without a
+    run that has finished a trial."""
+    runs = [values for (strategy, _), values in sorted(adaptive_runs(folder, family).items())
+            if strategy == STRATEGY and np.isfinite(values).any()]
     if not runs:
         return None
     values = np.concatenate(runs)
@@ -189,7 +191,7 @@ def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
                          f"{c.tuner.runs} independent runs up to n = {c.tuner.budgets.size} (the shortest run), shaded ±1 SD "
                          "across the runs: an adaptive search's trials are no i.i.d. draws, so Eq. 8 is not applied to them.")
     if not any(c.tuner for c in cells_):
-        lines.append(f"- No GP-tuner runs in {study}/{STRATEGY}/ (`syw run study={study} family=lstm strategy={STRATEGY} "
+        lines.append(f"- No GP-tuner runs with a finished trial in {study}/{STRATEGY}/ (`syw run study={study} family=lstm strategy={STRATEGY} "
                      "tuner.seed=0` writes one): the figure shows random search only.")
     path = out_stem.parent / f"{out_stem.name}_caption.md"
     path.write_text("\n".join(lines) + "\n")
@@ -257,7 +259,7 @@ def budget_markdown(study: str, cells_: list[Cell]) -> str:
     out += ["", "Leader by n (lowest expected best, random search, n = 1 to the smallest N): "
             + "; ".join(f"{who} at n = {a}" + (f"-{b}" if b > a else "") for who, a, b in leaders(cells_)) + "."]
     out += ["", *(f"Trials the GP tuner saves, {saves(c)}" for c in tuned)] if tuned else [
-        "", f"No GP-tuner runs in `{study}/{STRATEGY}/`: no best-so-far column."]
+        "", f"No GP-tuner runs with a finished trial in `{study}/{STRATEGY}/`: no best-so-far column."]
     return "\n".join(out) + "\n"
 
 

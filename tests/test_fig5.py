@@ -96,7 +96,7 @@ def test_the_cell_with_uniformly_lower_perplexity_leads_and_the_table_is_the_rec
     assert "Leader by n (lowest expected best, random search, n = 1 to the smallest N): nas at n = 1-4." in text
     assert row(text, "lstm: LSTM (Melis et al. 2018; REDUCED to 2M weights, 2 epochs)")[1:] == ["4", "1", "1.0 min", "100.00 (trial 1)"]
     assert row(text, "nas: NAS (Melis et al. 2018; REDUCED to 2M weights, 2 epochs)")[4] == "70.00 (trial 1)"
-    assert "No GP-tuner runs in `ptb_melis_reduced/gp/`" in text
+    assert "No GP-tuner runs with a finished trial in `ptb_melis_reduced/gp/`" in text
 
 
 def test_fig5_draws_both_panels_falling_and_says_what_it_shows(tmp_path, monkeypatch):
@@ -122,7 +122,7 @@ def test_fig5_draws_both_panels_falling_and_says_what_it_shows(tmp_path, monkeyp
 
 def test_without_gp_runs_the_caption_says_so(tmp_path):
     results, out = tmp_path / "results", tmp_path / "out"
-    write_melis(results)
+    write_melis(results, gp=[[None, None]])  # a run whose trials all failed draws nothing
     assert cli.main(["fig5", "--results", str(results), "--out", str(out)]) == 0
     caption = (out / "fig5_caption.md").read_text()
     assert "no GP-tuner runs" in caption and "the figure shows random search only" in caption
