@@ -73,9 +73,9 @@ def tuner_progress(folder: Path, family: str) -> tuple[BestSoFar, np.ndarray] | 
     return mean_best_so_far(runs, maximize=False), values[np.isfinite(values)]
 
 
-def cells(results: Path) -> tuple[str, list[Cell]]:
-    """The study drawn (:func:`study_drawn`) and its cells, in the study file's order."""
-    study = study_drawn(results)
+def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
+    """``study`` (default: the study drawn, :func:`study_drawn`) and its cells, in the study file's order."""
+    study = study or study_drawn(results)
     families = study_config(study)["families"]
     parts, failed = study_rows(study, results)
     out = []
@@ -221,11 +221,17 @@ def leaders(cells_: list[Cell]) -> list[tuple[str, int, int]]:
     return out
 
 
+def gp_reach(c: Cell) -> int | None:
+    """The smallest n, up to N and the shortest GP run, at which the GP runs' mean best-so-far is at or below random
+    search's expected best at N (Eq. 8, direction min); None where it is not."""
+    target = c.curve()[1][-1]
+    return budget_to_reach(c.tuner.mean[: min(c.group.scores.size, c.tuner.budgets.size)], target, maximize=False)
+
+
 def saves(c: Cell) -> str:
     """Where the GP runs' mean best-so-far first reaches random search's expected best at N, and the trials that saves."""
     big_n, target = c.group.scores.size, c.curve()[1][-1]
-    within = min(big_n, c.tuner.budgets.size)
-    n = budget_to_reach(c.tuner.mean[:within], target, maximize=False)
+    within, n = min(big_n, c.tuner.budgets.size), gp_reach(c)
     head = f"{c.group.family}: random search's expected best at N = {big_n} is {target:.2f}; the GP runs' mean best-so-far "
     if n is None:
         return head + f"does not reach it within {within} trials: not within N."
