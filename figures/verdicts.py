@@ -1,5 +1,6 @@
 """``make verdicts`` (``syw verdicts``): ``docs/verdicts.md``, what the records say about
-each quantitative claim of the paper's case studies (Dodge et al. 2019, sections 4.1-4.4).
+each quantitative claim of the paper's case studies (Dodge et al. 2019, sections 4.1-4.4, and case study 5,
+Melis et al. 2018, in :mod:`syw.figures.verdicts_melis`).
 
 Every number in the file is printed here from records: our trials (``results/<study>/``) and the
 authors' published trials (``figures.sources.from_paper``, sha256-checked). Each claim is read off
@@ -25,6 +26,7 @@ from syw.experiments.space import study_config
 from syw.figures.budgets import PAPER_CLAIMS, leads_by_time
 from syw.figures.sources import Group, from_paper, from_records
 from syw.figures.specs import FIGURES
+from syw.figures.verdicts_melis import section as melis_section
 from syw.paths import REPO
 from syw.units import human_duration
 
@@ -33,7 +35,6 @@ ABOUT = 1.5  # "about n": within a factor 1.5 of n
 OUT = REPO / "docs" / "verdicts.md"
 OUR_STUDIES = {1: ("sst5", "sst5_as_run"), 2: ("sst2_bcn", "sst2_bcn_reduced_7_epochs"),
                3: ("scitail", "scitail_cpu", "scitail_reduced"), 4: ("squad", "squad_reduced")}
-FIFTH = ("ptb_melis", "ptb_melis_reduced")  # section 5's case study, when it has records
 RULES = (
     f"A budget (\"needs about n trials\") is the first n whose Eq. 8 value reaches the target, exact or with both "
     f"sides rounded to 3 decimals; it supports the claim within a factor {ABOUT} of the paper's n and contradicts it "
@@ -200,12 +201,7 @@ def build(results: Path = REPO / "results") -> str:
         lines = evidence(number, {"the authors' trials": theirs, **mine})
         out += (["", "Evidence (difference of the curves, 95% simultaneous band):", ""] + lines) if lines else []
         out.append("")
-    fifth = {s: ours(s, results) for s in FIFTH}
-    recorded = [s for s, g in fifth.items() if not isinstance(g, str)]
-    out += ["## Section 5 case study (Melis et al. 2018)", "",
-            (f"Records in {', '.join(recorded)}: their claims are not tabled here yet." if recorded
-             else "No records yet (" + "; ".join(fifth.values()) + ")."), ""]
-    return "\n".join(out)
+    return "\n".join(out + melis_section(results))
 
 
 def main(argv: list[str] | None = None) -> int:
