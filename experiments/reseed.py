@@ -1,5 +1,5 @@
 """``syw reseed study=<name> [family=<f>] reseed.best=k reseed.seeds=m [overrides]``:
-rerun a family's best k assignments with m new training seeds each (Melis et al. 2018, section 7.4).
+rerun a family's best k assignments with m new training seeds each (Melis et al. 2018, section 7.2).
 
 The assignments are ranked from the family's records as the runner finds them (random search, or
 the tuner run that ``strategy`` and ``tuner.seed`` name), best first by the study's direction, ties

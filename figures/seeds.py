@@ -1,5 +1,5 @@
 """Seed spread of the rerun assignments beside the gaps between families (Melis et al. 2018,
-section 7.4): ``syw seeds --study <name>`` reads ``results/<study>/reseed/*.jsonl``
+section 7.2): ``syw seeds --study <name>`` reads ``results/<study>/reseed/*.jsonl``
 (written by ``syw reseed``) and writes ``seeds_<study>.md``.
 
 A family's standing is its best assignment (the rerun trial with the best original value), as the
@@ -18,7 +18,7 @@ import pandas as pd
 
 from syw.records import iter_records
 
-MELIS_SEED_SD, MELIS_ROBUST_GAP = 0.4, 1.0  # PTB perplexity, section 7.4
+MELIS_SEED_SD, MELIS_ROBUST_GAP = 0.4, 1.0  # PTB perplexity, section 7.2
 MELIS_RATIO = MELIS_ROBUST_GAP / MELIS_SEED_SD
 
 
@@ -78,7 +78,7 @@ def markdown(study: str, rows: pd.DataFrame, gaps: pd.DataFrame) -> str:
     out += [f"| {r.group} | {r.trial} | {f(r.original)} | {r.reruns} | {r.failed} | {f(r.mean)} | {f(r.sd)} | {f(r.min)} | "
             f"{f(r.max)} | {f(r.original_in_sds)} |" for r in rows.itertuples()]
     out += ["", "## Gaps between the groups' best assignments", "",
-            f"Melis et al. (2018, section 7.4) saw a seed SD of about {MELIS_SEED_SD} perplexity on PTB and called a gap of "
+            f"Melis et al. (2018, section 7.2) saw a seed SD of about {MELIS_SEED_SD} perplexity on PTB and called a gap of "
             f"{MELIS_ROBUST_GAP} robust, {MELIS_RATIO:.3g} SDs: a gap is called robust here when it is at least "
             f"{MELIS_RATIO:.3g} times the pair's pooled seed SD.", ""]
     if gaps.empty:

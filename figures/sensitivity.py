@@ -1,4 +1,4 @@
-"""Sensitivity figure (Melis et al. 2018, section 7.5 and Figure 2): the validation score against
+"""Sensitivity figure (Melis et al. 2018, section 7.3 and Figure 2): the validation score against
 each searched hyperparameter, every ok trial a point and the best one marked, one panel per
 hyperparameter and one figure per family; ``syw sensitivity --study <name>``.
 
