@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import clock, data_dir, matmul_gflops, pass_flops  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
+from syw.entry import BAD_INPUT, exit_on  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models import bcn  # noqa: E402
 from syw.models.elmo.bilm import BiLm  # noqa: E402
@@ -116,4 +117,5 @@ def bilm_seconds(bilm: BiLm, batches: list[dict], params: dict) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import clock, data_dir, family_parser, matmul_gflops, pass_flops  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
+from syw.entry import BAD_INPUT, exit_on  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models import bidaf  # noqa: E402
 from syw.models.tasks import span  # noqa: E402
@@ -131,4 +132,5 @@ def main() -> None:
               f"(at {train_rate / 1e9:.1f} GFLOP/s training, {eval_rate / 1e9:.1f} evaluating)")
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

@@ -20,6 +20,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
+from syw.entry import BAD_INPUT, exit_on  # noqa: E402
 from syw.models.elmo.pretrain import Encoded, LanguageModel, bilm_options  # noqa: E402
 
 SIZES = [(512, 128, 4), (256, 64, 8), (128, 32, 16)]  # cell, projection, filter divisor
@@ -62,4 +63,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

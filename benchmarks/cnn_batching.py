@@ -18,6 +18,7 @@ import torch
 import syw.models.cnn as cnn
 import syw.models.tasks.sentence as sentence
 from syw.data.glove import load_embeddings
+from syw.entry import BAD_INPUT, exit_on
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_FILTER_SIZE, FILTERS, PROJECTION = 4, 288, 256
@@ -64,4 +65,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from syw.entry import BAD_INPUT, exit_on
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -44,4 +46,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

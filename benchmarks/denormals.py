@@ -36,6 +36,7 @@ from hydra.utils import get_method  # noqa: E402
 
 from benchmarks.flops import data_dir  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
+from syw.entry import BAD_INPUT, exit_on  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.settings import resolve  # noqa: E402
 
@@ -140,4 +141,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import data_dir, family_parser  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
+from syw.entry import BAD_INPUT, exit_on  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models.tasks import pair  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
@@ -126,4 +127,5 @@ def learning_rates(records: Path, near_chance: float) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

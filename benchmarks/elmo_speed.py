@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import torch
 
+from syw.entry import BAD_INPUT, exit_on
 from syw.models.elmo.bilm import BiLm, BiLmOptions
 from syw.models.elmo.chars import add_sentence_boundaries
 
@@ -71,4 +72,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

@@ -16,6 +16,8 @@ import json
 import statistics
 from pathlib import Path
 
+from syw.entry import BAD_INPUT, exit_on
+
 REPORTS = Path(__file__).resolve().parent / "gpu_reports"
 HEADER = """# GPU check reports
 
@@ -82,4 +84,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

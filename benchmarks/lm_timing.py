@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import clock, pass_flops, study_timing  # noqa: E402
+from syw.entry import BAD_INPUT, exit_on  # noqa: E402
 from syw.models.lm_budget import parameter_count  # noqa: E402
 from syw.models.tasks import lm as task  # noqa: E402
 from syw.models.trainer import seed_everything, update  # noqa: E402
@@ -80,4 +81,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

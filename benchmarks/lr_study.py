@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from syw.data.sst import read_sst  # noqa: E402
+from syw.entry import BAD_INPUT, exit_on  # noqa: E402
 from syw.experiments.space import load_family, trial_seed  # noqa: E402
 from syw.models.logistic_regression import load_features, make_classifier, make_vectorizer  # noqa: E402
 from syw.models.tasks.sentence import dataset_key, load_texts  # noqa: E402
@@ -145,4 +146,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

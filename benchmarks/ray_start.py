@@ -25,7 +25,7 @@ ONE_START = """
 import base64, json, sys, time
 from datetime import datetime
 import ray
-from experiments import cluster
+from syw.experiments import cluster
 if sys.argv[1] == "ray-defaults":
     cluster.LOCAL_RAY_SYSTEM_CONFIG = None
 start = time.perf_counter()

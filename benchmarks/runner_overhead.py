@@ -18,6 +18,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from syw.entry import BAD_INPUT, exit_on
+
 REPO = Path(__file__).resolve().parent.parent
 TRIALS, SECONDS, CONCURRENCY = 20, 2.0, 2
 
@@ -47,4 +49,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()

@@ -23,6 +23,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import clock, pass_flops, study_timing  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
+from syw.entry import BAD_INPUT, exit_on  # noqa: E402
 from syw.models.tasks import pair  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
 
@@ -76,4 +77,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
+        main()
