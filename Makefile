@@ -113,11 +113,20 @@ bench-elmo: env
 bench-denormals: env
 	$(PY) benchmarks/denormals.py
 
+# Case study 5 on a CPU, the steps conf/study/ptb_melis_reduced.yaml lists: random search of the three
+# cells, three GP-tuner runs of the LSTM, the seed reruns of each cell's best assignment. Each step
+# resumes where a stopped run ended; needs the PTB files under SYW_DATA_DIR.
+.PHONY: study5-reduced
+study5-reduced: env
+	$(PY) -m syw run study=ptb_melis_reduced
+	for k in 0 1 2; do $(PY) -m syw run study=ptb_melis_reduced family=lstm strategy=gp tuner.seed=$$k || exit $$?; done
+	$(PY) -m syw reseed study=ptb_melis_reduced
+
 # Seconds per epoch, tokens/s and FLOP efficiency of the Melis et al. language models at the reduced
 # study's sizes (ptb_melis_reduced; needs the PTB files under SYW_DATA_DIR)
 .PHONY: bench-lm
 bench-lm: env
-	$(PY) benchmarks/lm_timing.py
+	$(PY) benchmarks/lm_timing.py $(BENCH_ARGS)
 
 # Every family file trained a few steps on CUDA (the CPU without a GPU), timed against the CPU (issue 38);
 # with a CUDA torch: make gpu-check TORCH_SPEC=torch. GPU_CHECK_ARGS: e.g. --out FILE, --families STEM ...
