@@ -126,6 +126,11 @@ def _group_like(column: str) -> bool:
         p in GROUP_WORDS for p in parts[:-1])))
 
 
+def _nested(values: pd.Series) -> bool:
+    """Whether a column holds lists or mappings (a record's epoch curve, say): no group names, and unhashable."""
+    return bool(values.map(lambda v: isinstance(v, (list, dict, tuple))).any())
+
+
 def pick_group(frame: pd.DataFrame, source: str, group: str | None = None) -> str | None:
     """The group column, or None for one curve of all trials (see the module doc); ``"none"`` asks for one curve."""
     if group == "none":
@@ -135,8 +140,9 @@ def pick_group(frame: pd.DataFrame, source: str, group: str | None = None) -> st
     found = []
     for column in frame.columns:
         values = frame[column]
-        several = values.nunique() >= (1 if column in ("family", "group", "model") else 2)
-        if _group_like(column) and not values.isna().any() and not _numeric(frame, column) and several:
+        if not _group_like(column) or values.isna().any() or _numeric(frame, column) or _nested(values):
+            continue
+        if values.nunique() >= (1 if column in ("family", "group", "model") else 2):
             found.append(column)
     for name in ("family", "group", "model"):
         if name in found:

@@ -82,6 +82,19 @@ def test_nested_jsonl_and_allentune_results(tmp_path):
     assert "`model` (picked)" in report and "`best_validation_accuracy` (picked)" in report
 
 
+def test_the_suites_own_records_with_list_valued_fields(tmp_path):
+    """A suite record carries lists (the epoch curve, a searched range): they name no group and must not
+    stop the column search (pandas cannot count distinct lists)."""
+    records = tmp_path / "dam.jsonl"
+    records.write_text("".join(json.dumps(
+        {"family": "dam", "trial": i, "status": "ok", "value": v, "duration_seconds": 60.0 * (i + 1),
+         "epoch_metrics": [{"epoch": 1, "accuracy": v}], "params": {"ngram_range": [1, 2], "model_type": ["a"]}}) + "\n"
+        for i, v in enumerate([0.5, 0.7, 0.6])))
+    table, report = run(tmp_path, str(records))
+    assert table.expected_max.tolist() == pytest.approx([0.6, 5.8 / 9, 18 / 27])  # Eq. 8: (k/N)^n - ((k-1)/N)^n weights
+    assert "`family` (picked)" in report
+
+
 def test_column_errors_list_what_was_found(tmp_path, capsys):
     path = tmp_path / "r.csv"
     path.write_text("model,val_acc,val_f1,secs\na,0.5,0.4,1\n")
