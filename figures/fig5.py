@@ -132,7 +132,7 @@ def _tuner(ax, c: Cell, colour: str) -> tuple[float, float]:
     """The GP runs' mean best-so-far as steps with ±1 SD across runs; the y range covered."""
     t, values = c.tuner, c.tuner_values
     ax.plot(t.budgets, t.mean, color=colour, lw=1.6, ls="-.", drawstyle="steps-post",
-            label=f"{c.group.family}, GP tuner: best-so-far, mean of {t.runs} runs (not Eq. 8)")
+            label=f"{c.group.label.split(' (')[0]}, GP tuner: best-so-far, mean of {t.runs} runs (not Eq. 8)")
     low, high = np.clip(t.mean - t.sd, values.min(), None), np.clip(t.mean + t.sd, None, values.max())
     ax.fill_between(t.budgets, low, high, color=colour, alpha=0.12, lw=0, step="post")
     return float(np.nanmin(np.fmin(low, t.mean))), float(np.nanmax(np.fmax(high, t.mean)))

@@ -115,7 +115,7 @@ def test_fig5_draws_both_panels_falling_and_says_what_it_shows(tmp_path, monkeyp
     assert by_n.get_xlim() == (1, 4) and by_time.get_xlim() == pytest.approx((60, 4 * 120))  # where the trials end
     title = fig._suptitle.get_text()
     assert "(ptb_melis_reduced)" in title and "lstm N = 4, rhn N = 4, nas N = 4" in title and "2M weights" in title
-    assert "lstm, GP tuner: best-so-far, mean of 3 runs (not Eq. 8)" in legend_texts(fig)
+    assert "LSTM, GP tuner: best-so-far, mean of 3 runs (not Eq. 8)" in legend_texts(fig)
     caption = (out / "fig5_caption.md").read_text()
     assert "REDUCED: 2M weights" in caption and "lstm: 1 failed trial(s)" in caption and "mean of 3 independent runs" in caption
 
