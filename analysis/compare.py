@@ -80,15 +80,20 @@ def difference(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), *, confi
                       confidence, q)
 
 
+def runs(ns: list[int], labels: list) -> list[tuple]:
+    """(label, first n, last n) for each run of consecutive budgets ``ns`` with the same label."""
+    out: list[tuple] = []
+    for n, label in zip(ns, labels):
+        if out and out[-1][0] == label:
+            out[-1] = (label, out[-1][1], n)
+        else:
+            out.append((label, n, n))
+    return out
+
+
 def stretches(diff: Difference) -> list[tuple[str | None, int, int]]:
     """(leader or None, first n, last n) for each run of budgets with the same verdict."""
-    out: list[tuple[str | None, int, int]] = []
-    for n, who in zip(diff.ns.tolist(), diff.leader()):
-        if out and out[-1][0] == who:
-            out[-1] = (who, out[-1][1], n)
-        else:
-            out.append((who, n, n))
-    return out
+    return runs(diff.ns.tolist(), diff.leader())
 
 
 def first_crossing(diff: Difference) -> Crossing | None:

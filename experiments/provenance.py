@@ -20,6 +20,7 @@ from syw.entry import run_main, write_output
 from syw.errors import DataError
 from syw.experiments.space import study_config
 from syw.records import iter_records
+from syw.units import spans
 
 # The files each data set (a study's `dataset.name`) is read from, under the data folder.
 DATA_FILES = {
@@ -53,19 +54,8 @@ def _lacking_checksums(records: dict[str, list[dict]]) -> list[str]:
         return []
     return ["", "Records without file checksums (no `inputs_sha256`: written before trials recorded the files "
             "they read, or a trial that read none; the data checksums below are of the files now in the data folder):", ""] + [
-        f"- {family}: {len(trials)} of {len(records[family])} records (trials {_ranges(sorted(set(trials)))})"
+        f"- {family}: {len(trials)} of {len(records[family])} records (trials {spans(sorted(set(trials)))})"
         for family, trials in lacking.items()]
-
-
-def _ranges(numbers: list[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
-    runs: list[list[int]] = []
-    for n in numbers:
-        if runs and n == runs[-1][1] + 1:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n])
-    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
 
 
 def summary(study_dir: Path, data_dir: Path | None) -> str:

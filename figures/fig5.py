@@ -18,6 +18,7 @@ import numpy as np
 
 from syw.analysis import budget_to_reach, time_axis
 from syw.analysis.adaptive import BestSoFar, mean_best_so_far
+from syw.analysis.compare import runs
 from syw.experiments.space import load_family, study_config
 from syw.experiments.tuner import adaptive_runs
 from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, time_ticks
@@ -212,13 +213,7 @@ def leaders(cells_: list[Cell]) -> list[tuple[str, int, int]]:
     """(cell, first n, last n) of each stretch over n = 1..the smallest N where that cell's expected best is lowest."""
     curves = np.vstack([c.curve()[1][: min(x.group.scores.size for x in cells_)] for c in cells_])
     lead = [cells_[k].group.family for k in np.argmin(curves, axis=0)]
-    out = []
-    for n, who in enumerate(lead, start=1):
-        if out and out[-1][0] == who:
-            out[-1] = (who, out[-1][1], n)
-        else:
-            out.append((who, n, n))
-    return out
+    return runs(list(range(1, len(lead) + 1)), lead)
 
 
 def gp_reach(c: Cell) -> int | None:

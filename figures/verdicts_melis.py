@@ -20,6 +20,7 @@ from syw.figures import fig5
 from syw.figures.seeds import MELIS_RATIO, MELIS_ROBUST_GAP, MELIS_SEED_SD, gap_rows, seed_rows
 from syw.paths import REPO
 from syw.records import RecordError
+from syw.units import spans
 
 STUDIES = (fig5.STUDY, fig5.REDUCED)
 LSTM = "lstm"  # the family whose lead question 1 asks about (``lstm``, ``lstm_24m``)
@@ -54,17 +55,6 @@ Answer = tuple[str, str]  # the evidence in words and the verdict
 
 def _missing(why: str, text: str = "-") -> Answer:
     return text, f"cannot be tested here (data: {why})"
-
-
-def _spans(ns: list[int]) -> str:
-    """1, 2, 3, 7 as ``1-3, 7``."""
-    out: list[list[int]] = []
-    for n in ns:
-        if out and n == out[-1][1] + 1:
-            out[-1][1] = n
-        else:
-            out.append([n, n])
-    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in out)
 
 
 def _combine(verdicts: list[str]) -> str:
@@ -115,7 +105,7 @@ def gp_saving(study: str, cells_: list[fig5.Cell]) -> Answer:
         above = np.flatnonzero(~(c.tuner.mean[:within] <= c.curve()[1][:within])) + 1  # NaN (no finished trial yet) too
         texts.append(f"{fig5.saves(c).removesuffix('.')} ({c.tuner.runs} runs); the mean best-so-far is at or below "
                      f"random search's Eq. 8 curve at {within - above.size} of n = 1 to {within}"
-                     + (f" (above at n = {_spans(above.tolist())})" if above.size else ""))
+                     + (f" (above at n = {spans(above.tolist())})" if above.size else ""))
         n = fig5.gp_reach(c)
         verdicts.append("supports" if n is not None and n < big_n else "contradicts" if within == big_n else
                         f"cannot be tested here (data: the GP runs end at {within} trials, before N = {big_n})")

@@ -1,4 +1,4 @@
-"""How the suite writes a duration for people: progress lines, budget tables, reports."""
+"""How the suite writes durations and lists of numbers for people: progress lines, budget tables, reports."""
 from __future__ import annotations
 
 import math
@@ -12,3 +12,14 @@ def human_duration(seconds: float | None) -> str:
         if seconds >= size:
             return f"{seconds / size:.1f} {unit}"
     return f"{seconds:.0f} s"
+
+
+def spans(numbers: list[int]) -> str:
+    """Sorted integers as their runs: ``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
