@@ -21,7 +21,7 @@ from syw.analysis.adaptive import BestSoFar, mean_best_so_far
 from syw.analysis.compare import runs
 from syw.experiments.space import load_family, study_config
 from syw.experiments.tuner import adaptive_runs
-from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, time_ticks
+from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.figures.sources import Group, study_rows
 from syw.paths import REPO
 from syw.units import human_duration
@@ -121,8 +121,7 @@ def _panel(ax, cells_: list[Cell], own: dict, x: str) -> tuple[list, list, list]
         xs = ns if x == "trials" else time_axis(ns.size, c.group.mean_duration)
         colour, line = own[c.group.family]
         ax.plot(xs, mean, color=colour, ls=line, lw=1.8, label=f"{c.group.label} (N = {ns.size})" if x == "trials" else None)
-        low, high = np.clip(mean - sd, c.group.scores.min(), None), np.clip(mean + sd, None, c.group.scores.max())
-        ax.fill_between(xs, low, high, color=colour, alpha=0.18, lw=0)
+        low, high = shade_sd(ax, xs, mean, sd, c.group.scores, colour)
         ends.append(xs)
         lows.append(low.min())
         highs.append(high.max())

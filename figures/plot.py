@@ -103,10 +103,12 @@ def colours(names: list[str]) -> dict[str, tuple[str, str]]:
     return {name: out[name] for name in names}
 
 
-def shade_sd(ax, xs, mean, sd, scores, color: str) -> None:
-    """±1 SD of the best of n around the curve, clipped to the observed range of the scores (section 3.3)."""
+def shade_sd(ax, xs, mean, sd, scores, color: str) -> tuple[np.ndarray, np.ndarray]:
+    """±1 SD of the best of n around the curve, clipped to the observed range of the scores (section 3.3);
+    the shading's lower and upper edges."""
     low, high = np.clip(mean - sd, scores.min(), scores.max()), np.clip(mean + sd, scores.min(), scores.max())
     ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
+    return low, high
 
 
 def budget_guide(ax, xs, curve, target: float, who: str, where_from: str, *, maximize: bool = True,
