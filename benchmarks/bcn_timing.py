@@ -24,9 +24,9 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.flops import clock, data_dir, matmul_gflops, pass_flops  # noqa: E402
+from benchmarks.flops import clock, data_dir, efficiency, matmul_gflops, pass_flops  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
-from syw.entry import BAD_INPUT, exit_on  # noqa: E402
+from syw.entry import run_main  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models import bcn  # noqa: E402
 from syw.models.elmo.bilm import BiLm  # noqa: E402
@@ -40,14 +40,14 @@ SIZES = ("pre_encode_ff_hidden_dims", "pre_encode_ff_layers", "encoder_hidden_si
          "integrator_hidden_size", "integrator_layers", "use_integrator_output_elmo")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--study", default="sst2_bcn_reduced")
     parser.add_argument("--family", nargs="*")
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--fraction", type=float, default=1.0,
                         help="time this fraction of an epoch's training batches (they come in random order) and scale up")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     rate = matmul_gflops()
     print(f"matrix products: {rate:.1f} GFLOP/s on one thread", flush=True)
@@ -96,8 +96,9 @@ def main() -> None:
             sizes = ", ".join(f"{k}={params[k]}" for k in SIZES if k in params)
             print(f"{stem} trial {index}: {wall:.1f} s wall, {cpu:.1f} CPU s per epoch{share}; {epoch_tokens / train_cpu * args.fraction:,.0f} "
                   f"training tokens per CPU s; trial ~{cpu * params['epochs'] / 60:.1f} min ({params['epochs']} epochs); "
-                  f"~{flops / 1e9:.0f} GFLOP per epoch = {flops / cpu / 1e9 / rate:.0%} of the matrix-product rate "
+                  f"~{flops / 1e9:.0f} GFLOP per epoch = {efficiency(flops / 1e9, cpu, rate)} "
                   f"(dev accuracy after {args.fraction:g} epoch {accuracy:.3f}; {sizes})", flush=True)
+    return 0
 
 
 def tokens(batch: dict) -> int:
@@ -117,5 +118,4 @@ def bilm_seconds(bilm: BiLm, batches: list[dict], params: dict) -> float:
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

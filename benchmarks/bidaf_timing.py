@@ -26,9 +26,9 @@ from torch import nn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.flops import clock, data_dir, family_parser, matmul_gflops, pass_flops  # noqa: E402
+from benchmarks.flops import clock, data_dir, efficiency, family_parser, matmul_gflops, pass_flops  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
-from syw.entry import BAD_INPUT, exit_on  # noqa: E402
+from syw.entry import run_main  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models import bidaf  # noqa: E402
 from syw.models.tasks import span  # noqa: E402
@@ -61,12 +61,12 @@ def inputs(batch: dict) -> dict:
     return {k: v for k, v in batch.items() if k not in ("span_start", "span_end", "rows")}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = family_parser(__doc__, "squad_reduced", "squad_bidaf_reduced", trials=2)
     parser.add_argument("--batches", type=int, default=3)
     parser.add_argument("--dev-questions", type=int, default=64)
     parser.add_argument("--estimate", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.estimate and args.trials < 1:
         parser.error("--estimate needs at least one timed trial (--trials) for its rates")
     torch.set_num_threads(1)
@@ -115,7 +115,7 @@ def main() -> None:
             epoch = train_flops / train_rate + eval_flops / eval_rate
             print(f"{head}: {train_cpu / len(timed):.2f} s CPU ({train_wall / len(timed):.2f} s wall) per batch of "
                   f"{params['batch_size']} = {params['batch_size'] * len(timed) / train_cpu:.1f} train questions/s, "
-                  f"{train_rate / 1e9:.1f} GFLOP/s ({train_rate / 1e9 / rate:.0%} of the matrix-product rate); eval "
+                  f"{train_rate / 1e9:.1f} GFLOP/s ({efficiency(train_rate / 1e9, 1.0, rate)}); eval "
                   f"{n_eval / eval_cpu:.1f} questions/s ({eval_rate / 1e9:.1f} GFLOP/s; {eval_wall / eval_cpu:.1f}x in wall "
                   f"time); epoch ~{epoch:.0f} s ({len(batches)} batches, {len(data.dev.examples)} dev questions), trial "
                   f"~{epoch * params['epochs'] / 60:.1f} min ({params['epochs']} epochs)", flush=True)
@@ -130,7 +130,8 @@ def main() -> None:
             print(f"  estimate {head}: {train_flops / 1e12:.2f} + {eval_flops / 1e12:.2f} TFLOP per epoch, ~{seconds / 60:.0f} min")
         print(f"first {args.estimate} trials: ~{total / 3600:.1f} core-hours, ~{total / 2 / 3600:.1f} h wall at 2 trials at once "
               f"(at {train_rate / 1e9:.1f} GFLOP/s training, {eval_rate / 1e9:.1f} evaluating)")
+    return 0
+
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

@@ -19,19 +19,19 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.flops import clock, matmul_gflops, pass_flops  # noqa: E402
-from syw.entry import BAD_INPUT, exit_on  # noqa: E402
+from benchmarks.flops import clock, efficiency, matmul_gflops, pass_flops  # noqa: E402
+from syw.entry import run_main  # noqa: E402
 from syw.models.elmo.pretrain import Encoded, LanguageModel, bilm_options  # noqa: E402
 
 SIZES = [(512, 128, 4), (256, 64, 8), (128, 32, 16)]  # cell, projection, filter divisor
 VOCAB, BATCH, LENGTH, SAMPLES = 20_000, 64, 25, 1024
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rng = random.Random(0)
     words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(2, 10))) for _ in range(VOCAB)]
     sentences = [[rng.choice(words) for _ in range(LENGTH)] for _ in range(BATCH)]
@@ -54,14 +54,12 @@ def main() -> None:
             flops = pass_flops(model, lambda: model.loss(*data.batch(list(range(BATCH))), SAMPLES).backward(), backward=True)
             step()
             cpu, wall = clock(lambda: [step() for _ in range(args.steps)])
-            tokens = BATCH * LENGTH * args.steps
-            print(f"cell {cell}, projection {projection}, {options.n_filters} char filters, {threads} thread(s): "
-                  f"{tokens / wall:,.0f} tokens/s wall, {tokens / cpu:,.0f} tokens per CPU second "
-                  f"({sum(p.numel() for p in model.bilm.parameters()):,} biLM weights); {flops / BATCH / LENGTH / 1e6:.1f} "
-                  f"MFLOP per token = {flops * args.steps / cpu / 1e9 / rate:.0%} of the matrix-product rate "
-                  f"({rate:.0f} GFLOP/s)", flush=True)
+            tokens, weights = BATCH * LENGTH * args.steps, sum(p.numel() for p in model.bilm.parameters())
+            per_token = f"{flops / BATCH / LENGTH / 1e6:.1f} MFLOP per token = {efficiency(flops * args.steps / 1e9, cpu, rate)} ({rate:.0f} GFLOP/s)"
+            print(f"cell {cell}, projection {projection}, {options.n_filters} char filters, {threads} thread(s): {tokens / wall:,.0f} tokens/s wall, "
+                  f"{tokens / cpu:,.0f} tokens per CPU second ({weights:,} biLM weights); {per_token}", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

@@ -9,7 +9,9 @@ prints each as a ratio to the bucketed epoch. Bucketed epochs run first and last
 """
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import torch
 import syw.models.cnn as cnn
 import syw.models.tasks.sentence as sentence
 from syw.data.glove import load_embeddings
-from syw.entry import BAD_INPUT, exit_on
+from syw.entry import run_main
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_FILTER_SIZE, FILTERS, PROJECTION = 4, 288, 256
@@ -36,7 +38,8 @@ def epoch_seconds(vectors: torch.Tensor, steps: list[dict[str, torch.Tensor]]) -
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     torch.set_num_threads(1)
     data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
     vocab, train, _ = sentence.load_indexed(data_dir, sentence.dataset_key({"name": "sst", "granularity": "fine"}), "train_dev_test")
@@ -62,8 +65,8 @@ def main() -> None:
     for pieces, (seconds, tokens) in results.items():
         print(f"random batches, {pieces} piece(s): {seconds:.2f} s per epoch = {seconds / base:.2f}x bucketed "
               f"({tokens:.2f}x the sentences' tokens)")
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

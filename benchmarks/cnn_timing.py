@@ -8,6 +8,7 @@ dominates: time by learning-rate range and by model size (filters x widths).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from datetime import datetime
@@ -15,13 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
-from syw.entry import BAD_INPUT, exit_on
+from syw.entry import run_main
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "results" / "sst5" / "cnn.jsonl"
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("records", nargs="?", type=Path, default=REPO / "results" / "sst5" / "cnn.jsonl")
+    path = parser.parse_args(argv).records
     rows = [json.loads(l) for l in path.read_text().splitlines() if l.strip()]
     ok = [r for r in rows if r["status"] == "ok"]
     per_epoch = np.concatenate([r["epoch_seconds"] for r in ok])
@@ -43,8 +46,8 @@ def main() -> None:
               f"mean {epochs[mask].mean() if mask.any() else 0:.1f} epochs")
     big = size >= np.median(size)
     print(f"  larger half of models (filters x sum of widths >= {np.median(size):.0f}): {durations[big].sum() / total:5.1%} of trial time")
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

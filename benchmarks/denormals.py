@@ -36,7 +36,7 @@ from hydra.utils import get_method  # noqa: E402
 
 from benchmarks.flops import data_dir  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
-from syw.entry import BAD_INPUT, exit_on  # noqa: E402
+from syw.entry import run_main  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.settings import resolve  # noqa: E402
 
@@ -120,7 +120,7 @@ def compare_trials(args: argparse.Namespace, family, trials: list[int]) -> None:
           f"over {len(ratios)} trials")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--study", default="sst2_bcn_reduced")
     parser.add_argument("--family", default="glove", help="the family's short name in the study")
@@ -128,7 +128,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, help="whole trials: train this many epochs instead of the family's")
     parser.add_argument("--steps", type=int, help="time only the first N training steps, both ways at once")
     parser.add_argument("--every", type=int, default=5, help="with --steps: print a line per this many steps")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     config = study_config(args.study)
     family = load_family(config["families"][args.family], name=args.family)
     trials = args.trials if args.trials else default_trials(family, int(config.get("trials", 20)))
@@ -138,8 +138,8 @@ def main() -> None:
         compare_steps(args, trials)
     else:
         compare_trials(args, family, trials)
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import data_dir, family_parser  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
-from syw.entry import BAD_INPUT, exit_on  # noqa: E402
+from syw.entry import run_main  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models.tasks import pair  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
@@ -78,11 +78,11 @@ def probe(module, params: dict, data, seed: int, steps: int, dev: list[dict], au
     return {"init": at_init, "after": after, "grad": grad}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = family_parser(__doc__, "scitail_reduced", "dgem", trials=30)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--near-chance", type=float, default=0.55, help="a recorded dev accuracy below this is near chance")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     data_root = data_dir()
     study = study_config(args.study)
@@ -115,6 +115,7 @@ def main() -> None:
               f"torch's defaults {dead[False]} of {args.trials}")
     if values:
         learning_rates(records, args.near_chance)
+    return 0
 
 
 def learning_rates(records: Path, near_chance: float) -> None:
@@ -127,5 +128,4 @@ def learning_rates(records: Path, near_chance: float) -> None:
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

@@ -10,12 +10,13 @@ biLSTM alone, the hot path. Usage:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable
 
 import torch
 
-from syw.entry import BAD_INPUT, exit_on
+from syw.entry import run_main
 from syw.models.elmo.bilm import BiLm, BiLmOptions
 from syw.models.elmo.chars import add_sentence_boundaries
 
@@ -36,7 +37,7 @@ def seconds_per_call(run: Callable[[], None], repeats: int) -> float:
     return min(times)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     """Print tokens per second of the whole biLM and of its biLSTM, forward and forward+backward."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
@@ -69,8 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, make in [("forward", no_grad), ("forward+backward", forward_backward)]:
         rates = [BATCH * TOKENS / seconds_per_call(make(run), args.repeats) for run in (whole, lstm)]
         print(f"{name:>17}: {rates[0]:8.0f} tokens/s whole biLM, {rates[1]:8.0f} tokens/s biLSTM alone")
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

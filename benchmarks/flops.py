@@ -52,6 +52,12 @@ def matmul_gflops(n: int = 512, repeat: int = 20) -> float:
     return 2 * n**3 * repeat / clock(lambda: [a @ b for _ in range(repeat)])[0] / 1e9
 
 
+def efficiency(gflop: float, cpu_seconds: float, rate: float) -> str:
+    """The efficiency estimate every timing prints: ``gflop`` of work done in ``cpu_seconds`` as a share
+    of this core's matrix-product ``rate`` (GFLOP/s per CPU second, :func:`matmul_gflops`)."""
+    return f"{gflop / cpu_seconds / rate:.0%} of the matrix-product rate"
+
+
 def lstm_flops(module: nn.LSTM, x: torch.Tensor | PackedSequence) -> float:
     """Forward FLOPs of a torch LSTM over ``x``: 8·H·(in + H) per token, layer and direction (4 gates,
     2 FLOP per multiply-add), padded positions included unless ``x`` is packed."""
@@ -113,7 +119,8 @@ class StudyTiming:
                 yield Assignment(short, stem, family, module, index, resolve(family.params(0, index), module.SETTINGS))
 
 
-def study_timing(description: str, study: str, trials: int, batches: int, batches_help: str) -> StudyTiming:
+def study_timing(description: str, study: str, trials: int, batches: int, batches_help: str,
+                 argv: list[str] | None = None) -> StudyTiming:
     """Parse ``--study``, ``--family``, ``--trials`` and ``--batches`` (with these defaults), go to one
     thread, and measure and print the matrix-product rate; the data folder is ``$SYW_DATA_DIR`` or ``.data``."""
     parser = argparse.ArgumentParser(description=description)
@@ -121,7 +128,7 @@ def study_timing(description: str, study: str, trials: int, batches: int, batche
     parser.add_argument("--family", nargs="*", help="short names of the study's families (default: all)")
     parser.add_argument("--trials", type=int, default=trials, help="assignments per family (the study seed's first)")
     parser.add_argument("--batches", type=int, default=batches, help=batches_help)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
     config = study_config(args.study)
     rate = matmul_gflops()

@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 
-from syw.entry import BAD_INPUT, exit_on
+from syw.entry import run_main
 
 REPORTS = Path(__file__).resolve().parent / "gpu_reports"
 HEADER = """# GPU check reports
@@ -74,15 +75,15 @@ def render() -> str:
     return "\n".join(sections)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write benchmarks/gpu_reports/README.md")
     text = render()
-    if parser.parse_args().write:
+    if parser.parse_args(argv).write:
         (REPORTS / "README.md").write_text(text)
     print(text)
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

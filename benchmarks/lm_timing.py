@@ -23,8 +23,8 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.flops import clock, pass_flops, study_timing  # noqa: E402
-from syw.entry import BAD_INPUT, exit_on  # noqa: E402
+from benchmarks.flops import clock, efficiency, pass_flops, study_timing  # noqa: E402
+from syw.entry import run_main  # noqa: E402
 from syw.models.lm_budget import parameter_count  # noqa: E402
 from syw.models.tasks import lm as task  # noqa: E402
 from syw.models.trainer import seed_everything, update  # noqa: E402
@@ -61,25 +61,24 @@ def time_assignment(module, params: dict, data: task.LmData, seed: int, batches:
             "train_efficiency_gflops": window_flops / (train_cpu / batches) / 1e9, "tokens": len(data.train)}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     timing = study_timing(__doc__.splitlines()[0], "ptb_melis_reduced", trials=2, batches=10,
-                          batches_help="training windows timed per assignment")
+                          batches_help="training windows timed per assignment", argv=argv)
     data = task.load_corpus(timing.data_dir, timing.study["dataset"]["name"])
     rate = timing.rate
     for a in timing.assignments():
         params = a.params
         shape = a.module.shape_of(params, len(data.vocab))
         t = time_assignment(a.module, params, data, a.seed, timing.args.batches)
-        print(f"{a.stem} trial {a.index}: {t['epoch_seconds']:.0f} s per epoch (training {t['train_seconds']:.0f} s + "
-              f"{t['checkpoints']:.2f} validations of {t['valid_seconds']:.1f} s), {t['tokens'] / t['epoch_seconds']:,.0f} "
-              f"training tokens/s; {t['epoch_gflop']:,.0f} GFLOP per epoch = {t['epoch_gflop'] / t['epoch_seconds'] / rate:.0%} "
-              f"of the matrix-product rate (training windows alone {t['train_efficiency_gflops'] / rate:.0%}); "
-              f"test at batch {params['test_batch_size']}: {t['test_seconds']:.0f} s once per trial; {params['epochs']} epochs "
-              f"= {(t['epoch_seconds'] * params['epochs'] + t['test_seconds']) / 60:.0f} min per trial "
-              f"(hidden {shape.hidden}, embedding {shape.embedding}, down-projection {shape.down_projection}, "
-              f"depth {shape.depth}, {parameter_count(shape):,} weights)", flush=True)
+        epoch, minutes = t["epoch_seconds"], (t["epoch_seconds"] * params["epochs"] + t["test_seconds"]) / 60
+        model = f"hidden {shape.hidden}, embedding {shape.embedding}, down-projection {shape.down_projection}, depth {shape.depth}"
+        test = f"test at batch {params['test_batch_size']}: {t['test_seconds']:.0f} s once per trial"
+        print(f"{a.stem} trial {a.index}: {epoch:.0f} s per epoch (training {t['train_seconds']:.0f} s + {t['checkpoints']:.2f} validations of "
+              f"{t['valid_seconds']:.1f} s), {t['tokens'] / epoch:,.0f} training tokens/s; {t['epoch_gflop']:,.0f} GFLOP per epoch = "
+              f"{efficiency(t['epoch_gflop'], epoch, rate)} (training windows alone {t['train_efficiency_gflops'] / rate:.0%}); {test}; "
+              f"{params['epochs']} epochs = {minutes:.0f} min per trial ({model}, {parameter_count(shape):,} weights)", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

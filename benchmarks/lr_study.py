@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from syw.data.sst import read_sst  # noqa: E402
-from syw.entry import BAD_INPUT, exit_on  # noqa: E402
+from syw.entry import run_main  # noqa: E402
 from syw.experiments.space import load_family, trial_seed  # noqa: E402
 from syw.models.logistic_regression import load_features, make_classifier, make_vectorizer  # noqa: E402
 from syw.models.tasks.sentence import dataset_key, load_texts  # noqa: E402
@@ -115,11 +115,11 @@ def fits_floor(data_dir: Path, cache_dir: Path) -> tuple[float, float, dict[int,
     return sequential, parallel, {**halves[0], **halves[1]}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ray-address", help="run the suite on this running Ray (e.g. auto after `ray start --head "
                         "--node-ip-address=127.0.0.1`) instead of the Ray it starts and stops itself")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     data_dir = Path(os.environ.get("SYW_DATA_DIR", REPO / ".data"))
     loop_wall, loop_scores = plain_loop(data_dir)
     suite_wall, startup, teardown, suite_rows, cache_dir = suite(data_dir, args.ray_address)
@@ -143,8 +143,8 @@ def main() -> None:
           f"(split run): each worker's first trial {sum(in_suite[i] - alone[i] for i in firsts) / len(firsts):.1f} s more "
           f"(importing scikit-learn, reading SST, counting n-grams), the other {len(rest)} a median "
           f"{statistics.median(rest):.2f}x their fit alone")
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

@@ -9,6 +9,7 @@ per trial: (study wall x concurrency - sum of trial durations) / trials.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -18,13 +19,14 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from syw.entry import BAD_INPUT, exit_on
+from syw.entry import run_main
 
 REPO = Path(__file__).resolve().parent.parent
 TRIALS, SECONDS, CONCURRENCY = 20, 2.0, 2
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     out = Path(tempfile.mkdtemp(prefix="syw-bench-"))
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "syw", "run", "study=toy", "study.families={toy: toy_busy}",
@@ -46,8 +48,8 @@ def main() -> None:
     print(f"sequential work              {sequential:6.1f} s")
     print(f"study / sequential           {study / sequential:6.3f}  (bar: <= 0.6)")
     print(f"runner overhead per trial    {(study * CONCURRENCY - busy) / TRIALS:6.3f} s  (bar: < 0.2 s)")
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

@@ -21,9 +21,9 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.flops import clock, pass_flops, study_timing  # noqa: E402
+from benchmarks.flops import clock, efficiency, pass_flops, study_timing  # noqa: E402
 from syw.context import TrialContext  # noqa: E402
-from syw.entry import BAD_INPUT, exit_on  # noqa: E402
+from syw.entry import run_main  # noqa: E402
 from syw.models.tasks import pair  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
 
@@ -60,9 +60,9 @@ def time_assignment(module, params: dict, ctx: TrialContext, batches: int) -> di
             "epoch_gflop": epoch_flops / 1e9}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     timing = study_timing(__doc__.splitlines()[0], "scitail_cpu", trials=3, batches=40,
-                          batches_help="training batches timed per assignment")
+                          batches_help="training batches timed per assignment", argv=argv)
     for a in timing.assignments():
         params = a.params
         ctx = TrialContext(study="bench", family=a.short, trial_index=a.index, seed=a.seed,
@@ -70,12 +70,12 @@ def main() -> None:
         t = time_assignment(a.module, params, ctx, timing.args.batches)
         sizes = ", ".join(f"{k}={v}" for k, v in params.items()
                           if k in a.family.search and ("hidden" in k or k.endswith("layers")))
-        print(f"{a.stem} trial {a.index}: {t['epoch_seconds']:.0f} s per epoch, "
-              f"{t['epoch_seconds'] * params['epochs'] / 60:.1f} min per trial at {params['epochs']} epochs "
-              f"({t['train_pairs'] / t['epoch_seconds']:.0f} train pairs/s); ~{t['epoch_gflop']:.0f} GFLOP per epoch "
-              f"= {t['epoch_gflop'] / t['epoch_seconds'] / timing.rate:.0%} of the matrix-product rate ({sizes})", flush=True)
+        epoch, gflop = t["epoch_seconds"], t["epoch_gflop"]
+        share = efficiency(gflop, epoch, timing.rate)
+        print(f"{a.stem} trial {a.index}: {epoch:.0f} s per epoch, {epoch * params['epochs'] / 60:.1f} min per trial at {params['epochs']} "
+              f"epochs ({t['train_pairs'] / epoch:.0f} train pairs/s); ~{gflop:.0f} GFLOP per epoch = {share} ({sizes})", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    with exit_on(*BAD_INPUT):  # a missing data file is one line, as in the suite's commands
-        main()
+    sys.exit(run_main(main))

@@ -5,7 +5,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from benchmarks.flops import lstm_flops, matmul_gflops, pass_flops
+from benchmarks.flops import efficiency, lstm_flops, matmul_gflops, pass_flops
 
 
 def test_lstm_flops_count_every_layer_and_direction_by_hand():
@@ -26,3 +26,9 @@ def test_pass_flops_add_the_lstms_the_counter_misses():
     # backward: the linear layer's two products (input and weight gradients), the LSTM's twice its forward
     assert pass_flops(model, lambda: head(model(x)[0]).sum().backward(), backward=True) == 3 * lstm + 3 * 2 * 6 * 2 * 15
     assert matmul_gflops(n=64, repeat=2) > 0
+
+
+def test_efficiency_is_the_work_rate_over_the_matrix_product_rate():
+    # 120 GFLOP in 4 CPU seconds = 30 GFLOP/s; against 100 GFLOP/s that is 30%
+    assert efficiency(120.0, 4.0, 100.0) == "30% of the matrix-product rate"
+    assert efficiency(1.0, 1.0, 3.0) == "33% of the matrix-product rate"
