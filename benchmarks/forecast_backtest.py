@@ -28,6 +28,7 @@ from scipy import stats
 
 from syw.analysis import expected_max
 from syw.analysis.forecast import forecast
+from syw.entry import run_main
 from syw.figures.sources import PAPER_DIR, from_paper
 from syw.figures.specs import FIGURES
 
@@ -176,4 +177,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

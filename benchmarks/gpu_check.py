@@ -44,6 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from syw.context import TrialContext  # noqa: E402
+from syw.entry import run_main  # noqa: E402
 from syw.experiments.space import sample, trial_rng, trial_seed  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
 from syw.settings import resolve  # noqa: E402
@@ -271,11 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     every = sorted(path.stem for path in FAMILY_DIR.glob("*.yaml"))
     unknown = sorted(set(args.families or []) - set(every))
     if unknown:
-        print(f"gpu_check: --families: no family file {unknown[0]}.yaml in {FAMILY_DIR}", file=sys.stderr)
-        return 2
+        raise ValueError(f"gpu_check: --families: no family file {unknown[0]}.yaml in {FAMILY_DIR}")
     if args.epochs < 1 or args.min_steps < 1 or not args.seconds >= 0:
-        print("gpu_check: --epochs and --min-steps must be at least 1, --seconds at least 0", file=sys.stderr)
-        return 2
+        raise ValueError("gpu_check: --epochs and --min-steps must be at least 1, --seconds at least 0")
     device = pick_device(args.device)
     torch.set_num_threads(max(1, int(os.environ.get("SYW_TORCH_THREADS", 1))))  # the trainer's, set here for the report
     print(f"gpu_check: {device.type} ({machine(device)['device_name']}), torch {torch.__version__}, CUDA {torch.version.cuda}")
@@ -290,4 +289,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from syw.entry import run_main
+
 REPO = Path(__file__).resolve().parent.parent
 
 # One start: prints the seconds in start_ray, the store gap, and the system config the GCS was
@@ -52,10 +54,10 @@ def one_start(setting: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--starts", type=int, default=10, help="starts per setting")
-    starts = parser.parse_args().starts
+    starts = parser.parse_args(argv).starts
     runs: dict[str, list[dict]] = {"ray-defaults": [], "suite": []}
     for i in range(starts):
         for setting, rows in runs.items():
@@ -68,7 +70,8 @@ def main() -> None:
         late = sum(r["store_gap"] >= 0.5 for r in rows)
         print(f"{setting:12s} ray.init median {statistics.median(inits):.2f} s, mean {statistics.mean(inits):.2f} s, "
               f"range {min(inits):.2f}-{max(inits):.2f} s; store gap >= 0.5 s in {late} of {len(rows)} starts")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main(main))

@@ -15,7 +15,7 @@ from syw.entry import MissingExtra, error_line, exit_on, naming, run_main, write
 from syw.errors import ConfigError, DataError, DataMissingError
 from syw.paths import REPO
 
-FOLDERS = ("analysis", "data", "models", "experiments", "figures", "syw")
+FOLDERS = ("analysis", "data", "models", "experiments", "figures", "syw", "benchmarks")
 ENTRY = REPO / "syw" / "entry.py"
 RUN_MAIN = "sys.exit(run_main(main))"
 

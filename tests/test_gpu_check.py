@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from benchmarks import gpu_check
+from syw.entry import run_main
 from syw.experiments.space import CONF_DIR, load_family
 
 FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))
@@ -49,9 +50,9 @@ def test_checkpoint_devices(tmp_path):
 
 
 def test_unknown_family_is_one_line_and_status_2(capsys, tmp_path):
-    assert gpu_check.main(["--families", "no_such_family", "--out", str(tmp_path / "r.json")]) == 2
+    assert run_main(gpu_check.main, ["--families", "no_such_family", "--out", str(tmp_path / "r.json")]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        f"gpu_check: --families: no family file no_such_family.yaml in {gpu_check.FAMILY_DIR}"]
+        f"error: gpu_check: --families: no family file no_such_family.yaml in {gpu_check.FAMILY_DIR}"]
     assert not (tmp_path / "r.json").exists()
 
 
