@@ -9,11 +9,11 @@ the keys each takes; each function's docstring says more):
 - ``best``, ``trial``: field ``of`` (default the value) of the best trial, or of trial ``trial=K``.
 - ``min``, ``max``, ``mean``, ``median``, ``sum``, ``sd`` (sample standard deviation): of field ``of``
   over the trials that meet ``where``; ``share``: the sum over them as a share of the sum over all.
-- ``emax`` (Eq. 8 at ``n``), ``reach`` (first n reaching ``target``; ``time=yes``: its wall time),
-  ``overtakes`` (from which n ``family`` stays ahead of ``over``), ``behind`` (largest shortfall
-  against the best other family), ``gap`` (largest difference from the authors' curve),
-  ``lead`` (start or end of a stretch of wall time a family leads, Figs. 2 and 4), ``ratio`` (of
-  mean durations or another field).
+- ``emax`` (Eq. 8 at ``n``; ``test=FIELD``: that field of the trial the values select), ``reach``
+  (first n reaching ``target``; ``time=yes``: its wall time), ``overtakes`` (from which n ``family``
+  stays ahead of ``over``), ``behind`` (largest shortfall against the best other family), ``gap``
+  (largest difference from the authors' curve), ``lead`` (start or end of a stretch of wall time a
+  family leads, Figs. 2 and 4), ``ratio`` (of mean durations or another field).
 - ``wall``, ``clock`` (run.log: wall time, a command's start or end), ``span`` (first trial's start to
   last one's end), ``commits``, ``parallel`` (most trials running at once), ``squad_dev`` (a predictions file scored on SQuAD dev).
 
@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from syw.analysis import budget_to_reach, expected_max, overtakes_from, time_leaders
+from syw.analysis.selected import selected_test
 from syw.figures.readme_data import (
     FactError,
     Study,
@@ -203,9 +204,14 @@ def _aggregate(how: Callable[[list], Any]) -> Callable[[Args], Value]:
 
 
 def emax(a: Args) -> Value:
-    """Expected best value of ``n`` trials (Eq. 8; ``n=N``, the default, for all of them)."""
-    trials = a.trials()
-    return Value(float(curve(trials)[_budget(a, trials) - 1]), "score")
+    """Expected best value of ``n`` trials (Eq. 8; ``n=N``, the default, for all of them); with
+    ``test=FIELD`` (e.g. ``extra.test_accuracy``) the expected FIELD of the trial that the values
+    select among n (the winner's curse, :func:`syw.analysis.selected.selected_test`)."""
+    trials, test = a.trials(), a.get("test")
+    if test is None:
+        return Value(float(curve(trials)[_budget(a, trials) - 1]), "score")
+    mean, _ = selected_test(values_of(trials), values_of(trials, test), [_budget(a, trials)], maximize=trials.maximize)
+    return Value(float(mean[0]), "score")
 
 
 def reaching(trials: Trials, target: float) -> Value:
@@ -364,7 +370,7 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "sum": (_aggregate(sum), TRIALS | {"of", "with"}),
     "sd": (_aggregate(statistics.stdev), TRIALS | {"of", "with"}),
     "share": (share, TRIALS | {"of"}),
-    "emax": (emax, TRIALS | {"n"}),
+    "emax": (emax, TRIALS | {"n", "test"}),
     "reach": (reach, TRIALS | {"target", "time"}),
     "which": (which, TRIALS | {"with"}),
     "overtakes": (overtakes, TRIALS | {"over"}),

@@ -113,6 +113,10 @@ def test_expected_max_and_budgets_are_eq8_on_four_distinct_values(study):
     # Eq. 8 with N = 4 distinct values v_i (sorted): E[max of n] = sum v_i ((i/4)^n - ((i-1)/4)^n).
     assert values(study, "emax family=a n=1 fmt=.4f", "emax family=a n=2 fmt=.4f", "emax family=a n=3 fmt=.5f",
                   "emax family=a fmt=.6f") == ["0.2500", "0.3125", "0.34375", f"{92.6 / 256:.6f}"]
+    # The trial the values select among n = 2: P(best = v_i) = (2i - 1) / 16 (i = 1..4); its params.lr
+    # (0.1, 0.01, 0.001, 0.0001 for the values 0.1..0.4) averaged with those weights; at n = 1 the plain mean.
+    assert values(study, "emax family=a n=2 test=params.lr fmt=.8f", "emax family=a n=1 test=extra.f1 fmt=.4f") == \
+        [f"{(1 * 0.1 + 3 * 0.01 + 5 * 0.001 + 7 * 0.0001) / 16:.8f}", "0.3000"]
     assert values(study, "reach family=a target=0.3", "reach family=a target=0.39", "reach family=a target=0.3 time=yes fmt=hm") == \
         ["2", "more than 4", "5 min"]  # 2 trials of a mean 150 s
     # b stays at 0.35: a is ahead from n = 4 (0.3617) and behind before (0.34375 at n = 3).
