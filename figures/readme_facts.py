@@ -204,9 +204,8 @@ def _aggregate(how: Callable[[list], Any]) -> Callable[[Args], Value]:
 
 
 def emax(a: Args) -> Value:
-    """Expected best value of ``n`` trials (Eq. 8; ``n=N``, the default, for all of them); with
-    ``test=FIELD`` (e.g. ``extra.test_accuracy``) the expected FIELD of the trial that the values
-    select among n (the winner's curse, :func:`syw.analysis.selected.selected_test`)."""
+    """Expected best value of ``n`` trials (Eq. 8; ``n=N``, the default: all); ``test=FIELD`` (``extra.test_accuracy``):
+    the expected FIELD of the trial the values select among n (the winner's curse, :func:`~syw.analysis.selected.selected_test`)."""
     trials, test = a.trials(), a.get("test")
     if test is None:
         return Value(float(curve(trials)[_budget(a, trials) - 1]), "score")
