@@ -21,9 +21,14 @@ def _markdown(header: list[str], rows: list[list[str]]) -> str:
 def results_table(a: Args) -> str:
     """Per family: ok trials, best value (its trial), Eq. 8 at each budget of ``n`` (default 1,10,N),
     mean trial time; with ``reported=yes`` the trials to reach the paper's reported number (Fig. 3, 4),
-    with ``below=X`` the trials whose value is X or worse."""
+    with ``below=X`` the trials whose value is X or worse. A family with fewer trials than a budget
+    (one still running) shows ``-`` there."""
     families = a.each()
     budgets = (a.get("n") or "1,10,N").split(",")
+    most = max(len(t.rows) for t in families)
+    for n in budgets:
+        if n != "N" and not (n.isdigit() and 1 <= int(n) <= most):
+            raise FactError(f"n={n!r}: a budget from 1 to the {most} trials of the largest family, or N")
     sizes = {len(t.rows) for t in families}
     common = next(iter(sizes)) if len(sizes) == 1 else "N"
     names = [f"n={common if n == 'N' else n}" for n in budgets]
@@ -45,9 +50,7 @@ def results_table(a: Args) -> str:
         row = [t.label, render(Value(len(t.rows), "count"), None), f"{render(Value(top['value'], 'score'), None)} (trial {top['trial']})"]
         for n in budgets:
             k = len(t.rows) if n == "N" else int(n)
-            if not 1 <= k <= len(t.rows):
-                raise FactError(f"n={n!r}: a budget from 1 to the {len(t.rows)} trials of {t.family}, or N")
-            row.append(render(Value(float(values[k - 1]), "score"), None))
+            row.append(render(Value(float(values[k - 1]), "score"), None) if k <= len(t.rows) else "-")
         row.append(render(Value(statistics.mean(field(r, "seconds") for r in t.rows), "seconds"), None))
         if references:
             target = references.get(t.family)

@@ -151,6 +151,15 @@ def test_run_log_segments(study):
                   "clock segment=2 edge=end") == ["11 min 30 s", "1 min 30 s", "0.2 h", "01:00", "01:10"]
 
 
+def test_a_family_with_fewer_trials_than_a_budget_shows_a_dash(study):
+    """A family still running (c: 2 trials) beside finished ones (a, b: 4); a budget beyond every family is an error."""
+    (study / "c.jsonl").write_text("".join(json.dumps(_record("synth", "c", i, 0.3, 60.0, 10 * i + 2)) + "\n" for i in range(2)))
+    text = "\n".join(facts(study, "table results n=1,3,N"))
+    assert "| c | 2 | 0.300 (trial 0) | 0.300 | - | 0.300 | 1.0 min |" in text and "| a | 4 | 0.400 (trial 3) | 0.250 | 0.344 | 0.362 |" in text
+    with pytest.raises(ReadmeError, match=re.escape("n='5': a budget from 1 to the 4 trials of the largest family, or N")):
+        facts(study, "table results n=1,5")
+
+
 def test_tables(study):
     lines = facts(study, "table results n=1,2,N below=0.2")
     text = "\n".join(lines)
