@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             sizes = ", ".join(f"{k}={params[k]}" for k in SIZES if k in params)
             print(f"{stem} trial {index}: {wall:.1f} s wall, {cpu:.1f} CPU s per epoch{share}; {epoch_tokens / train_cpu * args.fraction:,.0f} "
                   f"training tokens per CPU s; trial ~{cpu * params['epochs'] / 60:.1f} min ({params['epochs']} epochs); "
-                  f"~{flops / 1e9:.0f} GFLOP per epoch = {efficiency(flops / 1e9, cpu, rate)} "
+                  f"~{flops / 1e9:.0f} GFLOP per epoch = {efficiency(flops / 1e9 / cpu, rate)} "
                   f"(dev accuracy after {args.fraction:g} epoch {accuracy:.3f}; {sizes})", flush=True)
     return 0
 

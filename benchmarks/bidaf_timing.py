@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             epoch = train_flops / train_rate + eval_flops / eval_rate
             print(f"{head}: {train_cpu / len(timed):.2f} s CPU ({train_wall / len(timed):.2f} s wall) per batch of "
                   f"{params['batch_size']} = {params['batch_size'] * len(timed) / train_cpu:.1f} train questions/s, "
-                  f"{train_rate / 1e9:.1f} GFLOP/s ({efficiency(train_rate / 1e9, 1.0, rate)}); eval "
+                  f"{train_rate / 1e9:.1f} GFLOP/s ({efficiency(train_rate / 1e9, rate)}); eval "
                   f"{n_eval / eval_cpu:.1f} questions/s ({eval_rate / 1e9:.1f} GFLOP/s; {eval_wall / eval_cpu:.1f}x in wall "
                   f"time); epoch ~{epoch:.0f} s ({len(batches)} batches, {len(data.dev.examples)} dev questions), trial "
                   f"~{epoch * params['epochs'] / 60:.1f} min ({params['epochs']} epochs)", flush=True)

@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
             step()
             cpu, wall = clock(lambda: [step() for _ in range(args.steps)])
             tokens, weights = BATCH * LENGTH * args.steps, sum(p.numel() for p in model.bilm.parameters())
-            per_token = f"{flops / BATCH / LENGTH / 1e6:.1f} MFLOP per token = {efficiency(flops * args.steps / 1e9, cpu, rate)} ({rate:.0f} GFLOP/s)"
+            share = efficiency(flops * args.steps / 1e9 / cpu, rate)
+            per_token = f"{flops / BATCH / LENGTH / 1e6:.1f} MFLOP per token = {share} ({rate:.0f} GFLOP/s)"
             print(f"cell {cell}, projection {projection}, {options.n_filters} char filters, {threads} thread(s): {tokens / wall:,.0f} tokens/s wall, "
                   f"{tokens / cpu:,.0f} tokens per CPU second ({weights:,} biLM weights); {per_token}", flush=True)
     return 0

@@ -52,10 +52,10 @@ def matmul_gflops(n: int = 512, repeat: int = 20) -> float:
     return 2 * n**3 * repeat / clock(lambda: [a @ b for _ in range(repeat)])[0] / 1e9
 
 
-def efficiency(gflop: float, cpu_seconds: float, rate: float) -> str:
-    """The efficiency estimate every timing prints: ``gflop`` of work done in ``cpu_seconds`` as a share
-    of this core's matrix-product ``rate`` (GFLOP/s per CPU second, :func:`matmul_gflops`)."""
-    return f"{gflop / cpu_seconds / rate:.0%} of the matrix-product rate"
+def efficiency(gflops: float, rate: float) -> str:
+    """The efficiency estimate every timing prints: the work rate reached, ``gflops`` (GFLOP per CPU
+    second), as a share of this core's matrix-product ``rate`` (:func:`matmul_gflops`)."""
+    return f"{gflops / rate:.0%} of the matrix-product rate"
 
 
 def lstm_flops(module: nn.LSTM, x: torch.Tensor | PackedSequence) -> float:

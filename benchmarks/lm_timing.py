@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         test = f"test at batch {params['test_batch_size']}: {t['test_seconds']:.0f} s once per trial"
         print(f"{a.stem} trial {a.index}: {epoch:.0f} s per epoch (training {t['train_seconds']:.0f} s + {t['checkpoints']:.2f} validations of "
               f"{t['valid_seconds']:.1f} s), {t['tokens'] / epoch:,.0f} training tokens/s; {t['epoch_gflop']:,.0f} GFLOP per epoch = "
-              f"{efficiency(t['epoch_gflop'], epoch, rate)} (training windows alone {t['train_efficiency_gflops'] / rate:.0%}); {test}; "
+              f"{efficiency(t['epoch_gflop'] / epoch, rate)} (training windows alone {t['train_efficiency_gflops'] / rate:.0%}); {test}; "
               f"{params['epochs']} epochs = {minutes:.0f} min per trial ({model}, {parameter_count(shape):,} weights)", flush=True)
     return 0
 

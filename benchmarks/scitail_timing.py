@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         sizes = ", ".join(f"{k}={v}" for k, v in params.items()
                           if k in a.family.search and ("hidden" in k or k.endswith("layers")))
         epoch, gflop = t["epoch_seconds"], t["epoch_gflop"]
-        share = efficiency(gflop, epoch, timing.rate)
+        share = efficiency(gflop / epoch, timing.rate)
         print(f"{a.stem} trial {a.index}: {epoch:.0f} s per epoch, {epoch * params['epochs'] / 60:.1f} min per trial at {params['epochs']} "
               f"epochs ({t['train_pairs'] / epoch:.0f} train pairs/s); ~{gflop:.0f} GFLOP per epoch = {share} ({sizes})", flush=True)
     return 0

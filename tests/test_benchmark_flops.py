@@ -30,5 +30,5 @@ def test_pass_flops_add_the_lstms_the_counter_misses():
 
 def test_efficiency_is_the_work_rate_over_the_matrix_product_rate():
     # 120 GFLOP in 4 CPU seconds = 30 GFLOP/s; against 100 GFLOP/s that is 30%
-    assert efficiency(120.0, 4.0, 100.0) == "30% of the matrix-product rate"
-    assert efficiency(1.0, 1.0, 3.0) == "33% of the matrix-product rate"
+    assert efficiency(120.0 / 4.0, 100.0) == "30% of the matrix-product rate"
+    assert efficiency(1.0, 3.0) == "33% of the matrix-product rate"
