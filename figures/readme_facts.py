@@ -207,9 +207,10 @@ def emax(a: Args) -> Value:
     """Expected best value of ``n`` trials (Eq. 8; ``n=N``, the default: all); ``test=FIELD`` (``extra.test_accuracy``):
     the expected FIELD of the trial the values select among n (the winner's curse, :func:`~syw.analysis.selected.selected_test`)."""
     trials, test = a.trials(), a.get("test")
+    n = _budget(a, trials)
     if test is None:
-        return Value(float(curve(trials)[_budget(a, trials) - 1]), "score")
-    mean, _ = selected_test(values_of(trials), values_of(trials, test), [_budget(a, trials)], maximize=trials.maximize)
+        return Value(float(curve(trials)[n - 1]), "score")
+    mean, _ = selected_test(values_of(trials), values_of(trials, test), [n], maximize=trials.maximize)
     return Value(float(mean[0]), "score")
 
 
