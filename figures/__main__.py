@@ -23,7 +23,7 @@ from syw.experiments.space import study_config
 from syw.figures import budgets, fig5, report, seeds, sensitivity, study_readme
 from syw.figures.as_run import compare_fig1
 from syw.figures.plot import draw
-from syw.figures.sources import from_paper, from_records
+from syw.figures.sources import from_paper, from_records, has_records, study_with_records
 from syw.figures.specs import FIGURES, FigureSpec
 from syw.paths import REPO
 
@@ -40,8 +40,7 @@ def study_of(spec: FigureSpec, variant: str | None, results: Path | None = None)
     study has no records in ``results`` and the reduced one has) the reduced study."""
     if variant:
         return f"{spec.study}_{variant}"
-    if results is not None and spec.reduced and not any((results / spec.study).glob("*.jsonl")) \
-            and any((results / spec.reduced).glob("*.jsonl")):
+    if results is not None and spec.reduced and not has_records(results, spec.study) and has_records(results, spec.reduced):
         return spec.reduced
     return spec.study
 
@@ -51,7 +50,7 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
         return from_paper(spec, labels=spec.labels)
     study = study_of(spec, variant, results)
     if run_missing:  # the runner runs the trials without a record (all of them, or the rest of a stopped run)
-        if not any((results / study).glob("*.jsonl")):
+        if not has_records(results, study):
             minutes = STUDY_MINUTES.get(study)
             eta = f"{minutes} minutes on a 2-core CPU machine, depending on the CPU" if minutes else "a long time on a CPU"
             print(f"No trial records in {results / study}: running the study first ({eta}).\n"
@@ -59,10 +58,8 @@ def groups_for(spec: FigureSpec, source: str, variant: str | None, results: Path
         done = subprocess.run([sys.executable, "-m", "syw", "run", f"study={study}", f"paths.results_dir={results}"], cwd=REPO)
         if done.returncode:  # the runner has said why (e.g. which data file to fetch, and where)
             raise SystemExit(done.returncode)
-    if spec.reduced and study == spec.study and not any((results / study).glob("*.jsonl")):
-        raise FileNotFoundError(f"no trial records in {results / study} nor in {results / spec.reduced}: run "
-                                f"`syw run study={spec.reduced}` (sized for a 2-core CPU) or "
-                                f"study={spec.study} (the paper's)")
+    if not variant:  # neither the full nor the reduced study has records: say so, naming both
+        study_with_records(results, spec.study, spec.reduced)
     return from_records(study, results, labels=spec.labels)
 
 
@@ -145,7 +142,7 @@ def _budgets(args: argparse.Namespace) -> list[Path]:
             skipped[spec.number] = str(err).replace(f"{REPO}/", "")  # committed tables name repo paths
             print(f"skipping figure {spec.number}: {err}", file=sys.stderr)
     case5 = args.source == "ours" and not args.variant  # Melis et al. published no trials; ptb_melis has no variants
-    if not sections and not (case5 and fig5.has_records(args.results)):
+    if not sections and not (case5 and any(has_records(args.results, s) for s in fig5.STUDIES)):
         raise FileNotFoundError(f"{args.results}: no records for any figure ({args.source})")
     written = list(budgets.write(sections, _tag(args), args.out, skipped, theirs)) if sections else []
     return written + ([fig5.write_budgets(args.results, args.out)] if case5 else [])

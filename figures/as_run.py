@@ -21,7 +21,7 @@ import pandas as pd
 from syw.analysis import bootstrap_overtake, budget_to_reach, overtakes_from
 from syw.experiments.compare import trial_by_trial
 from syw.figures.plot import draw
-from syw.figures.sources import PAPER_DIR, Group, from_paper, from_records, paper_rows
+from syw.figures.sources import PAPER_DIR, Group, from_paper, from_records, has_records, paper_rows
 from syw.figures.specs import FIGURES
 from syw.records import load_study
 
@@ -163,10 +163,6 @@ def compare_fig1(results: Path, out: Path, paper_dir: Path = PAPER_DIR) -> list[
     md = out / "fig1_reported_vs_as_run.md"
     md.write_text(markdown(drawn + tabled, pairs, lr_bins(runs), as_run_cnns, authors_cnn, paired, studies))
     return [*paths, md]
-
-
-def has_records(results: Path, study: str) -> bool:
-    return any((Path(results) / study).glob("*.jsonl"))
 
 
 def authors_frame(rows: pd.DataFrame) -> pd.DataFrame:

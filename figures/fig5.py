@@ -22,11 +22,12 @@ from syw.analysis.compare import runs
 from syw.experiments.space import load_family, study_config
 from syw.experiments.tuner import adaptive_runs
 from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
-from syw.figures.sources import Group, study_rows
+from syw.figures.sources import Group, study_rows, study_with_records
 from syw.paths import REPO
 from syw.units import human_duration
 
 STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
+STUDIES = (STUDY, REDUCED)
 STRATEGY = "gp"  # the adaptive tuner standing in for Melis et al.'s Vizier GP bandit (docs/running.md)
 BUDGETS = (1, 5, 10)  # the budgets the table gives, besides each cell's N
 TITLE_WIDTH = 100  # characters of a title line that fit over both panels at its 9-point font
@@ -48,21 +49,6 @@ class Cell:
         return self.group.curve(maximize=False)
 
 
-def has_records(results: Path, study: str | None = None) -> bool:
-    """Whether ``results/<study>`` (default: either study) holds random-search records (tuner runs lie in subfolders)."""
-    return any(any((results / s).glob("*.jsonl")) for s in ([study] if study else [STUDY, REDUCED]))
-
-
-def study_drawn(results: Path) -> str:
-    """``ptb_melis`` when it has records, else ``ptb_melis_reduced`` when that has (``figures.__main__.study_of``'s
-    rule); no records in either is a ``FileNotFoundError`` naming both folders and the command that writes them."""
-    for study in (STUDY, REDUCED):
-        if has_records(results, study):
-            return study
-    raise FileNotFoundError(f"no random-search records in {results / STUDY} nor in {results / REDUCED}: run "
-                            f"`syw run study={REDUCED}` (sized for a 2-core CPU) or study={STUDY} (the paper's)")
-
-
 def tuner_progress(folder: Path, family: str) -> tuple[BestSoFar, np.ndarray] | None:
     """The GP runs of ``family`` as their mean best-so-far (lower is better) and their finished values; None without a
     run that has finished a trial."""
@@ -75,8 +61,8 @@ def tuner_progress(folder: Path, family: str) -> tuple[BestSoFar, np.ndarray] | 
 
 
 def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
-    """``study`` (default: the study drawn, :func:`study_drawn`) and its cells, in the study file's order."""
-    study = study or study_drawn(results)
+    """``study`` (default: ``ptb_melis`` when it has records, else ``ptb_melis_reduced``) and its cells, in the study file's order."""
+    study = study or study_with_records(results, STUDY, REDUCED)
     families = study_config(study)["families"]
     parts, failed = study_rows(study, results)
     out = []
@@ -199,7 +185,7 @@ def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
 
 
 def write(results: Path, out: Path) -> list[Path]:
-    """Figure 5 of the records in ``results`` (:func:`study_drawn`), as ``<out>/fig5.*``."""
+    """Figure 5 of the records in ``results`` (the full study when it has records, else the reduced one), as ``<out>/fig5.*``."""
     study, cells_ = cells(results)
     return draw(study, cells_, out / "fig5")
 

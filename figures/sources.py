@@ -42,6 +42,22 @@ class Group:
         return ns, expected_max(self.scores, ns, maximize=maximize), expected_max_std(self.scores, ns, maximize=maximize)
 
 
+def has_records(results: Path, study: str) -> bool:
+    """Whether ``results/<study>`` holds a family's records (``<family>.jsonl``; tuner runs and reseeds lie in subfolders)."""
+    return any((Path(results) / study).glob("*.jsonl"))
+
+
+def study_with_records(results: Path, full: str, reduced: str | None) -> str:
+    """The study a figure draws: ``full`` when it has records, else ``reduced`` when that has; else a
+    ``FileNotFoundError`` naming both folders and the command that writes each (``full`` alone without a reduced study)."""
+    if has_records(results, full) or reduced is None:
+        return full
+    if has_records(results, reduced):
+        return reduced
+    raise FileNotFoundError(f"no trial records in {Path(results) / full} nor in {Path(results) / reduced}: run "
+                            f"`syw run study={reduced}` (sized for a 2-core CPU) or study={full} (the paper's)")
+
+
 def study_rows(study: str, results_dir: Path = REPO / "results") -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
     """The ok trials of each family of ``study`` (``results/<study>/<family>.jsonl``) and the failed ones per family.
 

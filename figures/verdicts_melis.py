@@ -18,11 +18,12 @@ from syw.errors import DataError
 from syw.experiments.space import study_config
 from syw.figures import fig5
 from syw.figures.seeds import MELIS_RATIO, MELIS_ROBUST_GAP, MELIS_SEED_SD, gap_rows, seed_rows
+from syw.figures.sources import has_records
 from syw.paths import REPO
 from syw.records import RecordError
 from syw.units import spans
 
-STUDIES = (fig5.STUDY, fig5.REDUCED)
+STUDIES = fig5.STUDIES
 LSTM = "lstm"  # the family whose lead question 1 asks about (``lstm``, ``lstm_24m``)
 COMMAND = (f"`make study5-reduced` runs `syw run study={fig5.REDUCED}`, the three GP-tuner runs of the LSTM "
            f"(`syw run study={fig5.REDUCED} family=lstm strategy={fig5.STRATEGY} tuner.seed=k`, k = 0, 1, 2) and "
@@ -141,7 +142,7 @@ def seed_gaps(study: str, results: Path, cells_: list[fig5.Cell]) -> Answer:
 
 def answers(study: str, results: Path) -> list[Answer]:
     """The three questions' evidence and verdicts on ``study``'s records (:data:`RULES`)."""
-    if not fig5.has_records(results, study):
+    if not has_records(results, study):
         return [_missing(f"no records in results/{study}")] * len(QUESTIONS)
     try:
         _, cells_ = fig5.cells(results, study)
@@ -163,6 +164,6 @@ def section(results: Path = REPO / "results") -> list[str]:
     for k, question in enumerate(QUESTIONS):
         out.append(f"| {question} | " + "<br>".join(f"{s}: {a[k][0]}" for s, a in by_study.items()) + " | "
                    + "<br>".join(f"{s}: {a[k][1]}" for s, a in by_study.items()) + " |")
-    if not any(fig5.has_records(results, s) for s in STUDIES):
+    if not any(has_records(results, s) for s in STUDIES):
         out += ["", f"No records yet ({'; '.join(f'no records in results/{s}' for s in STUDIES)}): {COMMAND}."]
     return out + [""]

@@ -9,6 +9,7 @@ import pytest
 from syw.entry import run_main
 from syw.figures import __main__ as cli
 from syw.figures import fig5
+from syw.figures.sources import study_with_records
 from tests.fake_records import write_study
 from tests.figure_util import kept, legend_texts
 
@@ -141,9 +142,9 @@ def test_no_records_is_one_line_and_exit_2_writing_nothing(tmp_path, capsys):
 def test_the_full_study_is_drawn_once_it_has_records(tmp_path):
     results = tmp_path / "results"
     write_melis(results)
-    assert fig5.study_drawn(results) == STUDY
+    assert study_with_records(results, fig5.STUDY, fig5.REDUCED) == STUDY
     write_family(results / "ptb_melis", "lstm", [70.0], 600.0)
-    assert fig5.study_drawn(results) == "ptb_melis"
+    assert study_with_records(results, fig5.STUDY, fig5.REDUCED) == "ptb_melis"
 
 
 def test_budgets_include_case_study_5_and_say_when_it_has_no_records(tmp_path):

@@ -67,3 +67,17 @@ def test_the_authors_figure_keeps_the_papers_axes_when_a_reduced_study_has_recor
     monkeypatch.setattr(plt.Axes, "set_ylim", lambda self, *a, **kw: ylims.append(a))
     assert cli.main(["fig4", "--source", "paper", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
     assert ticks[-1] == ["8h", "1d", "3d", "10d", "40d"] and ylims[-1] == (0.3, 0.7)
+
+
+def test_the_study_with_records_is_the_full_one_first_and_no_records_names_both(tmp_path):
+    import pytest
+
+    from syw.figures.sources import has_records, study_with_records
+    results = tmp_path / "results"
+    with pytest.raises(FileNotFoundError, match=r"results/full nor in .*results/small: run `syw run study=small`"):
+        study_with_records(results, "full", "small")
+    assert study_with_records(results, "full", None) == "full"  # no reduced study: the full one's own error follows
+    write_study(results, "small", SCITAIL, n=2)
+    assert (has_records(results, "small"), study_with_records(results, "full", "small")) == (True, "small")
+    write_study(results, "full", SCITAIL, n=2)
+    assert study_with_records(results, "full", "small") == "full"
