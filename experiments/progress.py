@@ -56,7 +56,7 @@ class Progress:
 
 
 def record_callback(progress: Progress):
-    """A Tune callback handing each finished trial's record to ``progress``."""
+    """A Tune callback handing each finished trial's record to ``progress`` (an adaptive run: one family, ``trial_index`` in each config)."""
     from ray.tune import Callback
 
     class RecordCallback(Callback):
@@ -75,8 +75,8 @@ def record_callback(progress: Progress):
     return RecordCallback()
 
 
-def data_stopper(progress: Progress):
-    """A Tune stopper that ends the study once a trial found its data missing or malformed."""
+def data_stopper(progresses: list[Progress]):
+    """A Tune stopper that ends the run once a trial of any of ``progresses`` found its data missing or malformed."""
     from ray.tune import Stopper
 
     class StopOnDataProblem(Stopper):
@@ -84,6 +84,6 @@ def data_stopper(progress: Progress):
             return False
 
         def stop_all(self):
-            return progress.data_problem is not None
+            return any(p.data_problem is not None for p in progresses)
 
     return StopOnDataProblem()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import getpass
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,12 @@ from syw.entry import exit_on
 from syw.errors import ConfigError, DataError, DataMissingError
 from syw.experiments.checks import check_family_code, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
-from syw.experiments.progress import Progress, data_stopper
-from syw.experiments.run import DataProblem, records_file
+from syw.experiments.jobs import Job, fit_jobs, slots, trial_kwargs
+from syw.experiments.progress import Progress
+from syw.experiments.run import DataProblem, records_file, stopped
 from syw.experiments.space import Family, trial_seed
-from syw.experiments.trial import now, run_trial, suite_commit
-from syw.experiments.tuner import Assigned, tuner_of
+from syw.experiments.trial import suite_commit
+from syw.experiments.tuner import tuner_of
 from syw.paths import CONF_DIR, REPO
 from syw.records import RecordError, RecordsBusy, RecordsWriter, iter_records, latest_per_trial
 from syw.units import human_duration
@@ -70,72 +72,50 @@ def jobs_for(cfg: DictConfig, family: Family) -> tuple[Path, Path, list[dict[str
     return source, path, jobs
 
 
-def run_rerun(config: dict, *, family: Family, run_name: str, **kwargs: Any) -> None:
-    """The Ray Tune trainable of one rerun: :func:`run_trial` on the original assignment under ``<run>.reseed<j>``."""
-    job = config["job"]
-    run_trial({"trial_index": job["trial"]}, family=Assigned.of(family, f"{run_name}.reseed{job['rerun']}", job["params"]), **kwargs)
+def rerun_jobs(cfg: DictConfig, family: Family, source: Path, jobs: list[dict[str, Any]]) -> list[Job]:
+    """The reruns of ``family`` as jobs of one Tune run: rerun j of trial t trains under ``<run>.reseed<j>``
+    on t's assignment, and its record gets ``rerun``, ``train_seed``, ``source_file`` and ``source_value``."""
+    run_name = tuner_of(cfg, family).run_name(family.name)
+    shown = str(source.relative_to(Path(cfg.paths.results_dir) / cfg.study.name))
+    out = []
+    for job in jobs:
+        name = f"{run_name}.reseed{job['rerun']}"
+        out.append(Job(family.name, job["trial"], job["params"], name, {
+            "rerun": job["rerun"], "train_seed": trial_seed(cfg.seed, name, job["trial"]),
+            "source_file": shown, "source_value": job["value"]}))
+    return out
 
 
-def rerun_callback(progress: Progress, seed: int, run_name: str, source: str):
-    """A Tune callback handing each rerun's record, with its rerun fields, to ``progress``."""
-    from ray.tune import Callback
-
-    def fields(job: dict) -> dict[str, Any]:
-        return {"rerun": job["rerun"], "train_seed": trial_seed(seed, f"{run_name}.reseed{job['rerun']}", job["trial"]),
-                "source_file": source, "source_value": job["value"]}
-
-    class RerunCallback(Callback):
-        def on_trial_result(self, iteration, trials, trial, result, **info):
-            if "record" in result:
-                progress.finish({**result["record"], **fields(trial.config["job"])})
-
-        def on_trial_error(self, iteration, trials, trial, **info):  # a crashed worker (the trainable never raises)
-            job = trial.config["job"]
-            progress.finish({"trial": job["trial"], "params": None, "status": "failed", "value": None,
-                             "error": f"worker crashed: {trial.error_file or 'no error file'}", "duration_seconds": 0.0,
-                             "started_at": None, "ended_at": now(), **fields(job)})
-
-    return RerunCallback()
+def rerun_progress(cfg: DictConfig, family: Family, writer: RecordsWriter, source: Path, count: int, slots_: int,
+                   command: str) -> Progress:
+    """The progress of ``family``'s ``count`` reruns: the fixed fields of their records (the source's strategy
+    fields and the reseed settings beside the study's) and the counts its lines show."""
+    where = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
+    base = {"study": cfg.study.name, "family": family.name, "family_file": str(where), "seed": cfg.seed,
+            "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser(),
+            **{k: v for k, v in next(iter_records(source)).items() if k in ("strategy", "tuner_seed", "tuner")},
+            "reseed": {"best": int(cfg.reseed.best), "seeds": int(cfg.reseed.seeds)}}
+    return Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", count, count, slots_, base,
+                    earlier=list(iter_records(writer.path)))
 
 
-def rerun_family(cfg: DictConfig, family: Family, resources: dict, commit: str) -> None:
-    """Run the family's reruns without a record on Ray Tune, appending one record per finished rerun."""
-    from ray import tune
-
-    tuner = tuner_of(cfg, family)
+def rerun_all(cfg: DictConfig, families: list[Family], resources: dict, commit: str) -> None:
+    """Run every family's reruns without a record in one Tune run (:mod:`experiments.jobs`), appending one
+    record per finished rerun."""
     command = " ".join(["syw reseed", *sys.argv[1:]])
-    with RecordsWriter(reseed_path(Path(cfg.paths.results_dir) / cfg.study.name, records_file(cfg, family))) as writer:
-        source, path, jobs = jobs_for(cfg, family)  # re-read under the lock
-        if not jobs:
-            return
-        shown = str(source.relative_to(Path(cfg.paths.results_dir) / cfg.study.name))
-        where = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
-        base = {"study": cfg.study.name, "family": family.name, "family_file": str(where), "seed": cfg.seed,
-                "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser(),
-                **{k: v for k, v in next(iter_records(source)).items() if k in ("strategy", "tuner_seed", "tuner")},
-                "reseed": {"best": int(cfg.reseed.best), "seeds": int(cfg.reseed.seeds)}}
-        import ray
-
-        slots = ray.cluster_resources().get("CPU", 1) // resources["cpu"]
-        if resources.get("gpu"):
-            slots = min(slots, ray.cluster_resources().get("GPU", 0) // resources["gpu"])
-        progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", len(jobs), len(jobs), int(slots),
-                            base, earlier=list(iter_records(path)))
-        kwargs = dict(study=cfg.study.name, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),
-                      paths={"data_dir": cfg.paths.data_dir, "cache_dir": cfg.paths.cache_dir,
-                             "results_dir": str(Path(cfg.paths.results_dir).resolve())}, commit=commit, command=command)
-        run_name = tuner.run_name(family.name)
-        tune.Tuner(
-            tune.with_resources(tune.with_parameters(run_rerun, family=family, run_name=run_name, **kwargs), resources),
-            param_space={"job": tune.grid_search(jobs)},
-            tune_config=tune.TuneConfig(reuse_actors=True),
-            run_config=tune.RunConfig(
-                name=f"{cfg.study.name}-{run_name}-reseed", storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"),
-                verbose=int(cfg.ray.verbose), callbacks=[rerun_callback(progress, cfg.seed, run_name, shown)],
-                stop=data_stopper(progress), failure_config=tune.FailureConfig(max_failures=0)),
-        ).fit()
-    if progress.data_problem is not None:
-        raise DataProblem(progress.data_problem)
+    study_dir = Path(cfg.paths.results_dir) / cfg.study.name
+    with ExitStack() as stack:
+        jobs, progresses = [], {}
+        for family in families:
+            writer = stack.enter_context(RecordsWriter(reseed_path(study_dir, records_file(cfg, family))))
+            source, _, pending = jobs_for(cfg, family)  # re-read under the lock
+            if pending:
+                progresses[family.name] = rerun_progress(cfg, family, writer, source, len(pending), slots(resources), command)
+                jobs += rerun_jobs(cfg, family, source, pending)
+        if jobs:
+            fit_jobs(cfg, f"{cfg.study.name}-reseed", jobs, {f.name: f for f in families}, progresses, resources,
+                     trial_kwargs(cfg, commit, command))
+    stopped(progresses.values())
 
 
 def prepare(cfg: DictConfig) -> dict[str, tuple[Family, list[dict[str, Any]]]]:
@@ -167,9 +147,7 @@ def main(cfg: DictConfig) -> None:
         with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError):
             resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
             commit = suite_commit()
-            for family, jobs in todo.values():
-                if jobs:
-                    rerun_family(cfg, family, resources, commit)
+            rerun_all(cfg, [family for family, jobs in todo.values() if jobs], resources, commit)
     finally:
         stop_ray()
     left = sum(len(jobs_for(cfg, family)[2]) for family, _ in todo.values())

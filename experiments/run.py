@@ -13,19 +13,21 @@ from __future__ import annotations
 import getpass
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import hydra
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from syw.entry import exit_on
 from syw.errors import ConfigError, DataError, DataMissingError
 from syw.experiments.checks import check_family_code, check_records_match, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
 from syw.experiments.cost import cost_lines
+from syw.experiments.jobs import Job, fit_jobs, slots, trial_kwargs
 from syw.experiments.progress import Progress, data_stopper, record_callback
 from syw.experiments.space import Family
-from syw.experiments.trial import run_trial, suite_commit
+from syw.experiments.trial import suite_commit
 from syw.experiments.tuner import adaptive_setup, check_adaptive, tuner_of
 from syw.paths import CONF_DIR, REPO
 from syw.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
@@ -48,56 +50,75 @@ def records_file(cfg: DictConfig, family: Family) -> Path:
     return tuner_of(cfg, family).records_path(Path(cfg.paths.results_dir) / cfg.study.name, family.name)
 
 
-def run_family(cfg: DictConfig, family: Family, pending: list[int], resources: dict, commit: str) -> bool:
-    """Run the ``pending`` trial indices of one family on Ray Tune, appending a record per finished
-    trial; True when it stopped with trials left (Ctrl-C: Tune ends the fit and returns)."""
-    from ray import tune
-
-    study = cfg.study.name
-    path = records_file(cfg, family)
+def progress_for(cfg: DictConfig, family: Family, writer: RecordsWriter, pending: int, slots_: int, command: str) -> Progress:
+    """The progress of ``family``'s run: its records' fixed fields (study, family file, seed, metric, command,
+    strategy) and the counts its progress lines show."""
     tuner = tuner_of(cfg, family)
-    command = " ".join(["syw run", *sys.argv[1:]])
     family_file = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
-    base = {"study": study, "family": family.name, "family_file": str(family_file),
+    base = {"study": cfg.study.name, "family": family.name, "family_file": str(family_file),
             "seed": cfg.seed, "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser(),
             **tuner.fields()}
-    import ray
+    concurrency = min(slots_, tuner.concurrency) if tuner.adaptive else slots_
+    return Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", family_trials(cfg, family.name), pending,
+                    concurrency, base, earlier=list(iter_records(writer.path)))
 
-    slots = ray.cluster_resources().get("CPU", 1) // resources["cpu"]
-    if resources.get("gpu"):
-        slots = min(slots, ray.cluster_resources().get("GPU", 0) // resources["gpu"])
-    with RecordsWriter(path) as writer:
-        pending = sorted(set(pending) - done_indices(path, retry_failed=cfg.retry_failed))  # re-read under the lock
+
+def run_random(cfg: DictConfig, families: list[Family], todo: dict[str, list[int]], resources: dict, commit: str) -> bool:
+    """Run the ``todo`` trial indices of the random-search ``families`` in one Tune run (:mod:`experiments.jobs`),
+    appending a record per finished trial; True when it stopped with trials left (Ctrl-C: Tune ends the fit)."""
+    command = " ".join(["syw run", *sys.argv[1:]])
+    with ExitStack() as stack:
+        jobs, progresses = [], {}
+        for family in families:
+            writer = stack.enter_context(RecordsWriter(records_file(cfg, family)))
+            pending = sorted(set(todo[family.name]) - done_indices(writer.path, retry_failed=cfg.retry_failed))  # under the lock
+            if pending:
+                progresses[family.name] = progress_for(cfg, family, writer, len(pending), slots(resources), command)
+                jobs += [Job(family.name, index) for index in pending]
+        if not jobs:
+            return False
+        fit_jobs(cfg, f"{cfg.study.name}-random", jobs, {f.name: f for f in families}, progresses, resources,
+                 trial_kwargs(cfg, commit, command))
+    return stopped(progresses.values())
+
+
+def run_adaptive(cfg: DictConfig, family: Family, pending: list[int], resources: dict, commit: str) -> bool:
+    """Run an adaptive tuner's ``pending`` trials of ``family`` (the records so far told to it first), appending a
+    record per finished trial; True when it stopped with trials left."""
+    from ray import tune
+
+    tuner = tuner_of(cfg, family)
+    command = " ".join(["syw run", *sys.argv[1:]])
+    with RecordsWriter(records_file(cfg, family)) as writer:
+        pending = sorted(set(pending) - done_indices(writer.path, retry_failed=cfg.retry_failed))  # re-read under the lock
         if not pending:
             return False
-        progress = Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", family_trials(cfg, family.name), len(pending),
-                            int(min(slots, tuner.concurrency) if tuner.adaptive else slots), base, earlier=list(iter_records(path)))
-        kwargs = dict(study=study, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),
-                      paths={"data_dir": cfg.paths.data_dir, "cache_dir": cfg.paths.cache_dir,
-                             "results_dir": str(Path(cfg.paths.results_dir).resolve())}, commit=commit, command=command)
-        if tuner.adaptive:  # the records so far, told to the tuner in trial order before it suggests more
-            history = check_adaptive(family, tuner, cfg.seed, path, cfg.retry_failed, study_file())
-            trainable, space, search = adaptive_setup(family, tuner, cfg.study.direction == "max", history, pending, kwargs)
-        else:
-            trainable, search = tune.with_parameters(run_trial, family=family, **kwargs), {}
-            space = {"trial_index": tune.grid_search(pending)}
-        runner = tune.Tuner(
+        progress = progress_for(cfg, family, writer, len(pending), slots(resources), command)
+        history = check_adaptive(family, tuner, cfg.seed, writer.path, cfg.retry_failed, study_file())
+        trainable, space, search = adaptive_setup(family, tuner, cfg.study.direction == "max", history, pending,
+                                                  trial_kwargs(cfg, commit, command))
+        tune.Tuner(
             tune.with_resources(trainable, resources),
             param_space=space,
             tune_config=tune.TuneConfig(reuse_actors=True, **search),
             run_config=tune.RunConfig(
-                name=f"{study}-{tuner.run_name(family.name)}",
+                name=f"{cfg.study.name}-{tuner.run_name(family.name)}",
                 storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"),
                 verbose=int(cfg.ray.verbose),
                 callbacks=[record_callback(progress)],
-                stop=data_stopper(progress),
+                stop=data_stopper([progress]),
                 failure_config=tune.FailureConfig(max_failures=0),
             ),
-        )
-        runner.fit()
-    if progress.data_problem is not None:
-        raise DataProblem(progress.data_problem)
-    return progress.left > 0
+        ).fit()
+    return stopped([progress])
+
+
+def stopped(progresses) -> bool:
+    """Whether a run ended with trials left; a trial that met a data problem raises :class:`DataProblem`."""
+    for progress in progresses:
+        if progress.data_problem is not None:
+            raise DataProblem(progress.data_problem)
+    return any(progress.left > 0 for progress in progresses)
 
 
 def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
@@ -151,6 +172,29 @@ def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
     return families, todo, results
 
 
+def announce(cfg: DictConfig, family: Family, todo: dict[str, list[int]], resources: dict) -> None:
+    """The line a family's run starts with: how many trials, how (an adaptive tuner's settings), on what, and where to."""
+    tuner = tuner_of(cfg, family)
+    how = f"{tuner.strategy}, tuner seed {tuner.seed}, {tuner.concurrency} at a time; " if tuner.adaptive else ""
+    print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {family_trials(cfg, family.name)} trials to run ({how}"
+          f"{resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {records_file(cfg, family)}", flush=True)
+
+
+def run_all(cfg: DictConfig, families: list[Family], todo: dict[str, list[int]], resources: dict, commit: str) -> None:
+    """The random-search families together (:func:`run_random`), then each adaptive one alone; an interrupted
+    run leaves the later families to the same command, as it leaves the rest of its own."""
+    runs = [f for f in families if todo[f.name]]
+    random = [f for f in runs if not tuner_of(cfg, f).adaptive]
+    for family in random:
+        announce(cfg, family, todo, resources)
+    interrupted = bool(random) and run_random(cfg, random, todo, resources, commit)
+    for family in (f for f in runs if tuner_of(cfg, f).adaptive):
+        if interrupted:
+            return
+        announce(cfg, family, todo, resources)
+        interrupted = run_adaptive(cfg, family, todo[family.name], resources, commit)
+
+
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
     with exit_on(ConfigError, RecordError, DataMissingError, DataError):  # a replay file is data too
@@ -179,14 +223,7 @@ def main(cfg: DictConfig) -> None:
         with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError):
             resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
             commit = suite_commit()
-            for family in families:
-                if todo[family.name]:
-                    tuner = tuner_of(cfg, family)
-                    how = f"{tuner.strategy}, tuner seed {tuner.seed}, {tuner.concurrency} at a time; " if tuner.adaptive else ""
-                    print(f"[{cfg.study.name}/{family.name}] {len(todo[family.name])} of {family_trials(cfg, family.name)} trials to run ({how}"
-                          f"{resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {records_file(cfg, family)}", flush=True)
-                    if run_family(cfg, family, todo[family.name], resources, commit):
-                        break  # interrupted: the later families wait for the same command, as this one's rest does
+            run_all(cfg, families, todo, resources, commit)
     finally:
         stop_ray()
     took = human_duration(time.perf_counter() - started)

@@ -109,8 +109,9 @@ def test_bad_reseed_settings_exit_2(tmp_path):
 @pytest.mark.ray
 @pytest.mark.slow
 def test_reruns_on_ray_train_with_the_seeds_they_record(tmp_path):
-    assert run("study=toy", "trials=4", f"paths.results_dir={tmp_path}").returncode == 0
-    command = [sys.executable, "-m", "syw", "reseed", "study=toy", "reseed.best=2", "reseed.seeds=2", f"paths.results_dir={tmp_path}"]
+    two = ["study=toy", "+study.families.later=toy"]  # two families: their reruns share one Tune run, each its own file
+    assert run(*two, "trials=4", f"paths.results_dir={tmp_path}").returncode == 0
+    command = [sys.executable, "-m", "syw", "reseed", *two, "reseed.best=2", "reseed.seeds=2", f"paths.results_dir={tmp_path}"]
     done = subprocess.run(command, cwd=REPO, env=runner_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = records(tmp_path / "toy" / "reseed" / "toy.jsonl")
@@ -124,5 +125,7 @@ def test_reruns_on_ray_train_with_the_seeds_they_record(tmp_path):
         assert r["value"] == pytest.approx(expect, abs=1e-12) and r["source_file"] == "toy.jsonl"
         assert r["source_value"] == next(o["value"] for o in originals if o["trial"] == r["trial"])
         assert p == next(o["params"] for o in originals if o["trial"] == r["trial"])
+    later = records(tmp_path / "toy" / "reseed" / "later.jsonl")
+    assert len(later) == 4 and {r["family"] for r in later} == {"later"} and not {r["train_seed"] for r in later} & {r["train_seed"] for r in rows}
     again = subprocess.run(command, cwd=REPO, env=runner_env(), capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0 and "0 reruns to run: none" in again.stdout
+    assert again.returncode == 0 and again.stdout.count("0 reruns to run: none") == 2

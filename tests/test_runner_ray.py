@@ -274,7 +274,7 @@ def test_a_corrupt_sst_file_stops_the_lr_study_and_it_runs_once_fixed(tmp_path):
 
 
 def test_ctrl_c_says_the_study_stopped_and_the_same_command_resumes(tmp_path):
-    """Ctrl-C stops the whole study: the family running keeps its records, the next one never starts."""
+    """Ctrl-C stops the whole study: the family running keeps its records, the next one's trials, queued behind it, never start."""
     out = tmp_path / "results"
     path = out / "toy" / "toy.jsonl"
     proc = started_until(path, 2, *slow_toy(tmp_path / "fam", 1.0), "+study.families.later=toy_test", "trials=12",
@@ -284,7 +284,22 @@ def test_ctrl_c_says_the_study_stopped_and_the_same_command_resumes(tmp_path):
     assert proc.returncode == 130, stderr[-3000:]
     left = 12 - len(records(path))
     assert left > 0 and f"with trials left (toy: {left}, later: 12); the same command resumes" in stderr
-    assert "[toy/later]" not in stdout and not (out / "toy" / "later.jsonl").exists()
+    assert "[toy/later] trial" not in stdout and not (out / "toy" / "later.jsonl").exists()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two slots")
+def test_the_next_family_fills_the_slot_the_last_trial_of_the_one_before_leaves(tmp_path):
+    """Two slots, one 10-s trial of the first family, then three short ones of the next: they start beside it,
+    not after it (family by family, the second slot would idle for those 10 s; starting a worker takes seconds)."""
+    out, folder = tmp_path / "results", tmp_path / "fam"
+    overrides = slow_toy(folder, 10.0)
+    (folder / "short.yaml").write_text("inherits: toy\nfixed: {work_seconds: 0.5}\n")
+    done = run(*overrides, "+study.families.later=short", "+study.trials={toy: 1}", "trials=3", f"paths.results_dir={out}")
+    assert done.returncode == 0, done.stderr[-3000:]
+    (first,), later = records(out / "toy" / "toy.jsonl"), records(out / "toy" / "later.jsonl")
+    assert sorted(r["trial"] for r in later) == [0, 1, 2] and {r["family"] for r in later} == {"later"}
+    assert "[toy/toy] 1 of 1 trials to run" in done.stdout and "[toy/later] 3 of 3 trials to run" in done.stdout
+    assert min(r["started_at"] for r in later) < first["ended_at"]
 
 
 def test_a_smaller_trials_setting_over_more_records_finishes_as_done(tmp_path):
