@@ -8,6 +8,7 @@ tuner suggests one family's trials from its own results and runs alone.
 """
 from __future__ import annotations
 
+import getpass
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from syw.experiments.progress import Progress, data_stopper
 from syw.experiments.space import Family
 from syw.experiments.trial import now, run_trial
 from syw.experiments.tuner import Assigned
+from syw.paths import REPO
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,14 @@ def slots(resources: dict[str, float]) -> int:
     if resources.get("gpu"):
         count = min(count, total.get("GPU", 0) // resources["gpu"])
     return max(1, int(count))
+
+
+def record_base(cfg: DictConfig, family: Family, command: str) -> dict[str, Any]:
+    """The fields every record of ``family`` in this run shares: study, family and its file, study seed,
+    metric and direction, the command and the user who ran it."""
+    where = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
+    return {"study": cfg.study.name, "family": family.name, "family_file": str(where), "seed": cfg.seed,
+            "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser()}
 
 
 def trial_kwargs(cfg: DictConfig, commit: str, command: str) -> dict[str, Any]:

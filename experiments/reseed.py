@@ -12,7 +12,6 @@ record. ``syw seeds`` reports the spread.
 """
 from __future__ import annotations
 
-import getpass
 import sys
 import time
 from contextlib import ExitStack
@@ -26,13 +25,13 @@ from syw.entry import exit_on
 from syw.errors import ConfigError, DataError, DataMissingError
 from syw.experiments.checks import check_family_code, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
-from syw.experiments.jobs import Job, fit_jobs, slots, trial_kwargs
+from syw.experiments.jobs import Job, fit_jobs, record_base, slots, trial_kwargs
 from syw.experiments.progress import Progress
 from syw.experiments.run import DataProblem, records_file, stopped
 from syw.experiments.space import Family, trial_seed
 from syw.experiments.trial import suite_commit
 from syw.experiments.tuner import tuner_of
-from syw.paths import CONF_DIR, REPO
+from syw.paths import CONF_DIR
 from syw.records import RecordError, RecordsBusy, RecordsWriter, iter_records, latest_per_trial
 from syw.units import human_duration
 
@@ -90,9 +89,7 @@ def rerun_progress(cfg: DictConfig, family: Family, writer: RecordsWriter, sourc
                    command: str) -> Progress:
     """The progress of ``family``'s ``count`` reruns: the fixed fields of their records (the source's strategy
     fields and the reseed settings beside the study's) and the counts its lines show."""
-    where = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
-    base = {"study": cfg.study.name, "family": family.name, "family_file": str(where), "seed": cfg.seed,
-            "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser(),
+    base = {**record_base(cfg, family, command),
             **{k: v for k, v in next(iter_records(source)).items() if k in ("strategy", "tuner_seed", "tuner")},
             "reseed": {"best": int(cfg.reseed.best), "seeds": int(cfg.reseed.seeds)}}
     return Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", count, count, slots_, base,
@@ -105,12 +102,12 @@ def rerun_all(cfg: DictConfig, families: list[Family], resources: dict, commit: 
     command = " ".join(["syw reseed", *sys.argv[1:]])
     study_dir = Path(cfg.paths.results_dir) / cfg.study.name
     with ExitStack() as stack:
-        jobs, progresses = [], {}
+        jobs, progresses, at_once = [], {}, slots(resources)
         for family in families:
             writer = stack.enter_context(RecordsWriter(reseed_path(study_dir, records_file(cfg, family))))
             source, _, pending = jobs_for(cfg, family)  # re-read under the lock
             if pending:
-                progresses[family.name] = rerun_progress(cfg, family, writer, source, len(pending), slots(resources), command)
+                progresses[family.name] = rerun_progress(cfg, family, writer, source, len(pending), at_once, command)
                 jobs += rerun_jobs(cfg, family, source, pending)
         if jobs:
             fit_jobs(cfg, f"{cfg.study.name}-reseed", jobs, {f.name: f for f in families}, progresses, resources,

@@ -10,7 +10,6 @@ adaptive tuner (``strategy=gp``, :mod:`experiments.tuner`) recorded in a file of
 """
 from __future__ import annotations
 
-import getpass
 import sys
 import time
 from contextlib import ExitStack
@@ -24,12 +23,12 @@ from syw.errors import ConfigError, DataError, DataMissingError
 from syw.experiments.checks import check_family_code, check_records_match, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
 from syw.experiments.cost import cost_lines
-from syw.experiments.jobs import Job, fit_jobs, slots, trial_kwargs
+from syw.experiments.jobs import Job, fit_jobs, record_base, slots, trial_kwargs
 from syw.experiments.progress import Progress, data_stopper, record_callback
 from syw.experiments.space import Family
 from syw.experiments.trial import suite_commit
 from syw.experiments.tuner import adaptive_setup, check_adaptive, tuner_of
-from syw.paths import CONF_DIR, REPO
+from syw.paths import CONF_DIR
 from syw.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
 from syw.units import human_duration
 
@@ -54,10 +53,7 @@ def progress_for(cfg: DictConfig, family: Family, writer: RecordsWriter, pending
     """The progress of ``family``'s run: its records' fixed fields (study, family file, seed, metric, command,
     strategy) and the counts its progress lines show."""
     tuner = tuner_of(cfg, family)
-    family_file = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
-    base = {"study": cfg.study.name, "family": family.name, "family_file": str(family_file),
-            "seed": cfg.seed, "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser(),
-            **tuner.fields()}
+    base = {**record_base(cfg, family, command), **tuner.fields()}
     concurrency = min(slots_, tuner.concurrency) if tuner.adaptive else slots_
     return Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", family_trials(cfg, family.name), pending,
                     concurrency, base, earlier=list(iter_records(writer.path)))
@@ -68,12 +64,12 @@ def run_random(cfg: DictConfig, families: list[Family], todo: dict[str, list[int
     appending a record per finished trial; True when it stopped with trials left (Ctrl-C: Tune ends the fit)."""
     command = " ".join(["syw run", *sys.argv[1:]])
     with ExitStack() as stack:
-        jobs, progresses = [], {}
+        jobs, progresses, at_once = [], {}, slots(resources)
         for family in families:
             writer = stack.enter_context(RecordsWriter(records_file(cfg, family)))
             pending = sorted(set(todo[family.name]) - done_indices(writer.path, retry_failed=cfg.retry_failed))  # under the lock
             if pending:
-                progresses[family.name] = progress_for(cfg, family, writer, len(pending), slots(resources), command)
+                progresses[family.name] = progress_for(cfg, family, writer, len(pending), at_once, command)
                 jobs += [Job(family.name, index) for index in pending]
         if not jobs:
             return False
