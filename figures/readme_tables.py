@@ -5,8 +5,9 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from syw.figures.readme_args import Args, best_row, curve
 from syw.figures.readme_data import FactError, entry, field, figure_of
-from syw.figures.readme_facts import Args, best_row, curve, reaching
+from syw.figures.readme_facts import reaching
 from syw.figures.readme_format import Value, field_kind, render
 
 RESULTS_KEYS = {"study", "where", "n", "below", "reported"}
