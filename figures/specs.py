@@ -66,7 +66,7 @@ FIGURES: dict[int, FigureSpec] = {
         labels={"glove": "GloVe", "elmo_frozen": "GloVe + ELMo (FR)", "elmo_finetuned": "GloVe + ELMo (FT)"},
     ),
     3: FigureSpec(
-        number=3, dataset="SciTail", study="scitail", reduced="scitail_reduced", x="trials", log_x=True,
+        number=3, dataset="SciTail", study="scitail", reduced="scitail_cpu", x="trials", log_x=True,
         ylabel="Expected validation accuracy", shade=True,
         xlim=(1, 100),
         paper=PaperFile("scitail_search.tsv", "77910330af590e4da89730a6bb92c7fa10e0b87e9c10ce0a0435a234798f8640",

@@ -149,7 +149,7 @@ def test_the_full_study_is_drawn_once_it_has_records(tmp_path):
 
 def test_budgets_include_case_study_5_and_say_when_it_has_no_records(tmp_path):
     results, out = tmp_path / "results", tmp_path / "out"
-    write_study(results, "scitail_reduced", {"ngram": (0.62, 0.05, 2.0), "dam": (0.66, 0.05, 60.0),
+    write_study(results, "scitail_cpu", {"ngram": (0.62, 0.05, 2.0), "dam": (0.66, 0.05, 60.0),
                                              "esim": (0.64, 0.06, 300.0), "dgem": (0.6, 0.05, 100.0)}, n=10)
     assert cli.main(["budgets", "--results", str(results), "--out", str(out)]) == 0
     text = (out / "budgets_fig5.md").read_text()

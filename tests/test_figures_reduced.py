@@ -8,16 +8,22 @@ from tests.fake_records import write_study
 SCITAIL = {"ngram": (0.62, 0.05, 2.0), "dam": (0.66, 0.05, 60.0), "esim": (0.64, 0.06, 300.0), "dgem": (0.6, 0.05, 100.0)}
 
 
-def test_fig3_falls_back_to_the_reduced_study_and_names_the_reduction(tmp_path, monkeypatch):
+def test_fig3_falls_back_to_the_cpu_study_and_names_the_reduction(tmp_path, monkeypatch):
+    """Figure 3 draws scitail_cpu (the full train split, issue 34) while scitail has no records; the
+    2,126-pair run stays drawable as the variant ``reduced``."""
     results = tmp_path / "results"
     write_study(results, "scitail_reduced", SCITAIL, n=30)
-    assert cli.study_of(FIGURES[3], None, results) == "scitail_reduced"
+    write_study(results, "scitail_cpu", SCITAIL, n=30)
+    assert cli.study_of(FIGURES[3], None, results) == "scitail_cpu"
+    assert cli.study_of(FIGURES[3], "reduced", results) == "scitail_reduced"
     titles = []
     monkeypatch.setattr(plt.Axes, "set_title", lambda self, text, **kw: titles.append(text))
     assert cli.main(["fig3", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "fig3.png").is_file()
-    assert titles and "(scitail_reduced)" in titles[0] and len(titles[0].splitlines()) <= 2
-    assert "REDUCED: trained on 2,126 SciTail test pairs" in (tmp_path / "out" / "fig3_caption.md").read_text()
+    assert titles and "(scitail_cpu)" in titles[0] and len(titles[0].splitlines()) <= 2
+    assert "REDUCED: GloVe 6B 50d; DAM 30 epochs, ESIM 3" in (tmp_path / "out" / "fig3_caption.md").read_text()
+    assert cli.main(["fig3", "--variant", "reduced", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
+    assert "REDUCED: trained on 2,126 SciTail test pairs" in (tmp_path / "out" / "fig3_reduced_caption.md").read_text()
     write_study(results, "scitail", SCITAIL, n=5)  # once the full study has records, it is the one drawn
     assert cli.study_of(FIGURES[3], None, results) == "scitail"
     assert cli.study_of(FIGURES[3], "as_run", results) == "scitail_as_run"
@@ -25,10 +31,10 @@ def test_fig3_falls_back_to_the_reduced_study_and_names_the_reduction(tmp_path, 
 
 def test_budgets_list_the_reduced_study(tmp_path):
     results = tmp_path / "results"
-    write_study(results, "scitail_reduced", SCITAIL, n=30)
+    write_study(results, "scitail_cpu", SCITAIL, n=30)
     assert cli.main(["budgets", "--results", str(results), "--out", str(tmp_path / "out")]) == 0
     text = (tmp_path / "out" / "budgets_ours.md").read_text()
-    assert "scitail_reduced" in text and "0.754" in text  # DAM's previously reported accuracy is a target
+    assert "scitail_cpu" in text and "0.754" in text  # DAM's previously reported accuracy is a target
 
 
 def test_round_time_ticks_fall_inside_the_range_and_thin_out():
