@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from syw.analysis.budget import budget_to_reach
+
 RANDOM = frozenset({"random", "uniform", "uniform sampling", "uniform random sampling", "random search",
                     "random sampling", "randomsampler", "basicvariantgenerator", "grid", "grid search",
                     "gridsampler", "qmcsampler", "quasi-random"})
@@ -104,6 +106,14 @@ def mean_best_so_far(runs, *, maximize: bool = True) -> BestSoFar:
     worst, best = (stack.min(axis=0), stack.max(axis=0)) if maximize else (stack.max(axis=0), stack.min(axis=0))
     return BestSoFar(np.arange(1, length + 1), stack.mean(axis=0), sd, worst, best, len(curves),
                      tuple(c.size for c in curves))
+
+
+def reaches_random(best: BestSoFar, random_curve: np.ndarray, *, maximize: bool = True) -> int | None:
+    """The smallest n, up to random search's N and the shortest adaptive run, at which the runs' mean
+    best-so-far reaches random search's expected best at N (``random_curve``: Eq. 8 at n = 1..N); None
+    where it does not. N minus that n is the trials the adaptive search saves (issue 36, item 8)."""
+    within = min(random_curve.size, best.budgets.size)
+    return budget_to_reach(best.mean[:within], float(random_curve[-1]), maximize=maximize)
 
 
 def progress(scores: np.ndarray, order: np.ndarray, runs: np.ndarray, *, maximize: bool = True) -> BestSoFar:

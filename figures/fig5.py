@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from syw.analysis import budget_to_reach, time_axis
-from syw.analysis.adaptive import BestSoFar, mean_best_so_far
+from syw.analysis import time_axis
+from syw.analysis.adaptive import BestSoFar, mean_best_so_far, reaches_random
 from syw.analysis.compare import runs
 from syw.experiments.space import load_family, study_config
 from syw.experiments.tuner import adaptive_runs
@@ -204,8 +204,7 @@ def leaders(cells_: list[Cell]) -> list[tuple[str, int, int]]:
 def gp_reach(c: Cell) -> int | None:
     """The smallest n, up to N and the shortest GP run, at which the GP runs' mean best-so-far is at or below random
     search's expected best at N (Eq. 8, direction min); None where it is not."""
-    target = c.curve()[1][-1]
-    return budget_to_reach(c.tuner.mean[: min(c.group.scores.size, c.tuner.budgets.size)], target, maximize=False)
+    return reaches_random(c.tuner, c.curve()[1], maximize=False)
 
 
 def saves(c: Cell) -> str:

@@ -14,6 +14,9 @@ the keys each takes; each function's docstring says more):
   stays ahead of ``over``), ``behind`` (largest shortfall against the best other family), ``gap``
   (largest difference from the authors' curve), ``lead`` (start or end of a stretch of wall time a
   family leads, Figs. 2 and 4), ``ratio`` (of mean durations or another field).
+- ``tuner`` (an adaptive tuner's runs beside random search: their count, mean best-so-far, where it
+  reaches random search's expected best at N and the trials that saves), ``seeds`` (a family's seed
+  spread under ``syw reseed``, and the gap between two families against it; case study 5).
 - ``wall``, ``clock`` (run.log: wall time, a command's start or end), ``span`` (first trial's start to
   last one's end), ``commits``, ``parallel`` (most trials running at once), ``squad_dev`` (a predictions file scored on SQuAD dev).
 
@@ -36,10 +39,12 @@ from typing import Any
 import numpy as np
 
 from syw.analysis import budget_to_reach, overtakes_from, time_leaders
+from syw.analysis.adaptive import reaches_random
 from syw.analysis.selected import selected_test
 from syw.figures.readme_args import Args, best_row, curve, every_row, values_of
 from syw.figures.readme_data import FactError, Trials, entry, field, run_segments, squad_scores
 from syw.figures.readme_format import Value, field_kind, render
+from syw.figures.seeds import best_assignments, gap_rows, seed_rows
 
 
 def _budget(args: Args, trials: Trials) -> int:
@@ -181,6 +186,57 @@ def lead(a: Args) -> Value:
     return Value(getattr(spans[k - 1], edge), "seconds")
 
 
+def tuner(a: Args) -> Value:
+    """The GP-tuner runs of ``family`` beside its random search (issue 36; :mod:`figures.fig5`): ``of=runs``
+    (default), their count; ``mean``, their mean best-so-far at ``n`` (default the shortest run's end);
+    ``reach``, the first n at which that mean reaches random search's Eq. 8 value at N (or ``more than K``);
+    ``saves``, N minus that n."""
+    from syw.figures.fig5 import STRATEGY, tuner_progress  # matplotlib loads only for the facts that need it
+
+    random, what = a.trials(), a.get("of", "runs")
+    found = tuner_progress(a.study().folder, random.family)
+    if found is None:
+        raise FactError(f"no {STRATEGY}-tuner run of {random.family} with a finished trial in {a.study().folder / STRATEGY}")
+    best = found[0]
+    if what == "runs":
+        return Value(best.runs, "count")
+    if what == "mean":
+        n = int(a.get("n", str(best.budgets.size)))
+        if not 1 <= n <= best.budgets.size:
+            raise FactError(f"n={n}: a budget from 1 to {best.budgets.size}, the shortest {STRATEGY} run")
+        return Value(float(best.mean[n - 1]), "score")
+    if what not in ("reach", "saves"):
+        raise FactError(f"of={what!r}: runs, mean, reach or saves")
+    n = reaches_random(best, curve(random), maximize=random.maximize)
+    if n is None:
+        return Value(f"more than {min(len(random.rows), best.budgets.size)}", "text")
+    return Value(n if what == "reach" else len(random.rows) - n, "count")
+
+
+def seeds(a: Args) -> Value:
+    """Seed reruns (``syw reseed``, :mod:`figures.seeds`) of ``family``'s best rerun assignment: ``of=`` sd
+    (default), mean, reruns or original; with ``over=`` the gap between the two families' best assignments
+    (Melis et al. 2018, section 7.2): ``of=`` gap (default), pooled_sd, ratio or robust (``yes``/``no``)."""
+    try:
+        rows = seed_rows(a.study().folder)
+    except FileNotFoundError as err:
+        raise FactError(str(err)) from None
+    family, over = a.need("family"), a.get("over")
+    if over is None:
+        best = best_assignments(rows).set_index("group")
+        what = a.get("of", "sd")
+        if family not in best.index or what not in ("sd", "mean", "reruns", "original"):
+            raise FactError(f"family={family!r} of={what!r}: a rerun family ({', '.join(best.index)}) and sd, mean, reruns or original")
+        return Value(int(best.at[family, what]), "count") if what == "reruns" else Value(float(best.at[family, what]), "score")
+    pairs = [g for g in gap_rows(rows).itertuples() if {g.ahead, g.behind} == {family, over}]
+    what = a.get("of", "gap")
+    if not pairs or what not in ("gap", "pooled_sd", "ratio", "robust"):
+        raise FactError(f"family={family!r} over={over!r} of={what!r}: two rerun families and gap, pooled_sd, ratio or robust")
+    if what == "robust":
+        return Value({True: "yes", False: "no", None: "-"}[pairs[0].robust], "text")
+    return Value(float(getattr(pairs[0], what)), "number" if what == "ratio" else "score")
+
+
 def wall(a: Args) -> Value:
     """Wall time in run.log: of command ``segment=K`` (1-based), or of all of them (`time`'s ``real``,
     else from the command's first to its last time stamp)."""
@@ -269,6 +325,8 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "gap": (gap, COMMON | {"family", "where", "with"}),
     "ratio": (ratio, TRIALS | {"over", "with", "of"}),
     "lead": (lead, TRIALS | {"edge", "k"}),
+    "tuner": (tuner, TRIALS | {"of", "n"}),
+    "seeds": (seeds, COMMON | {"family", "over", "of"}),
     "wall": (wall, COMMON | {"segment"}),
     "clock": (clock, COMMON | {"segment", "edge"}),
     "commits": (commits, COMMON | {"family", "where"}),

@@ -52,12 +52,18 @@ def seed_rows(study_dir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def best_assignments(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each group's best rerun assignment (the best original value; the lower trial of a tie), the
+    best rerun mean first: a family's standing under new seeds."""
+    maximize = rows.direction.iloc[0] == "max"
+    best = rows.sort_values(["original", "trial"], ascending=[not maximize, True]).groupby("group", sort=False).head(1)
+    return best.sort_values("mean", ascending=not maximize)
+
+
 def gap_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """Each pair of groups' best assignments: the gap of their rerun means, the pooled seed SD
     (root mean square of the two SDs) and their ratio, against :data:`MELIS_RATIO`."""
-    maximize = rows.direction.iloc[0] == "max"
-    best = rows.sort_values(["original", "trial"], ascending=[not maximize, True]).groupby("group", sort=False).head(1)
-    best = best.sort_values("mean", ascending=not maximize)
+    best = best_assignments(rows)
     out = []
     for a, b in itertools.combinations(best.itertuples(), 2):
         pooled = math.sqrt((a.sd ** 2 + b.sd ** 2) / 2)
