@@ -33,7 +33,8 @@ def results_table(a: Args) -> str:
     sizes = {len(t.rows) for t in families}
     common = next(iter(sizes)) if len(sizes) == 1 else "N"
     names = [f"n={common if n == 'N' else n}" for n in budgets]
-    header = ["family", "ok trials", "best (trial)", f"E[max] {names[0]}", *names[1:], "mean trial time"]
+    best = "max" if families[0].maximize else "min"  # Eq. 8's expected best: a maximum, or with direction min a minimum
+    header = ["family", "ok trials", "best (trial)", f"E[{best}] {names[0]}", *names[1:], "mean trial time"]
     references = {}
     if a.get("reported") is not None:
         spec = figure_of(a.study().name)

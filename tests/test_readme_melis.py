@@ -67,3 +67,11 @@ def test_a_study_without_reruns_says_which_folder(tmp_path):
     readme.write_text("<!-- syw: seeds family=lstm -->?<!-- /syw -->\n")
     with pytest.raises(ReadmeError, match="README.md:1: .*reseed: no seed reruns"):
         regenerate(readme, folder.parent)
+
+
+def test_the_results_table_says_min_for_a_lower_is_better_metric(melis):
+    readme = melis / "README.md"
+    readme.write_text("<!-- syw: table results n=1,N -->\n<!-- /syw -->\n")
+    text = regenerate(readme, melis.parent).text
+    assert "| family | ok trials | best (trial) | E[min] n=1 | n=4 | mean trial time |" in text
+    assert f"| 4 | 100.000 (trial 1) | {sum([100, 110, 130, 160]) / 4:.3f} | {EQ8_AT_4:.3f} | 1.0 min |" in text
