@@ -2,13 +2,12 @@
 on synthetic records in the runner's layout, against hand computation."""
 import json
 import math
-import re
 
 import pytest
 
 from syw.figures.study_readme import ReadmeError, regenerate
 from tests.test_fig5 import EQ8_AT_4, GP_MEAN, GP_RUNS, write_melis
-from tests.test_study_readme import values
+from tests.test_study_readme import assert_bad_marker, values
 
 # Reruns (syw reseed): LSTM's best assignment (trial 1, 100.0) under three seeds, its trial 4 (110.0)
 # under two; RHN's best (trial 1, 150.0) under two. Means 103 and 152, SDs 2 and 2 * sqrt(2).
@@ -55,10 +54,7 @@ def test_seed_spread_and_the_gap_between_families_by_hand(melis):
     ("seeds family=lstm over=nas", "two rerun families"),
 ])
 def test_a_bad_tuner_or_seeds_marker_names_the_line(melis, marker, message):
-    readme = melis / "README.md"
-    readme.write_text(f"# melis\n\n<!-- syw: {marker} -->?<!-- /syw -->\n")
-    with pytest.raises(ReadmeError, match=f"README.md:3: .*{re.escape(message)}"):
-        regenerate(readme, melis.parent)
+    assert_bad_marker(melis, marker, message)
 
 
 def test_a_study_without_reruns_says_which_folder(tmp_path):

@@ -185,10 +185,15 @@ def test_tables(study):
     ("clock segment=3 edge=start", "run.log holds 2 command(s)"),
 ])
 def test_a_bad_marker_is_one_error_naming_the_readme_and_line(study, marker, message):
-    readme = study / "README.md"
-    readme.write_text(f"# synth\n\nbest <!-- syw: {marker} -->?<!-- /syw -->\n")
+    assert_bad_marker(study, marker, message)
+
+
+def assert_bad_marker(folder: Path, marker: str, message: str) -> None:
+    """A README in ``folder`` with ``marker`` on its line 3 fails with one error naming that line and ``message``."""
+    readme = folder / "README.md"
+    readme.write_text(f"# study\n\nbest <!-- syw: {marker} -->?<!-- /syw -->\n")
     with pytest.raises(ReadmeError, match=f"README.md:3: .*{re.escape(message)}"):
-        regenerate(readme, study.parent)
+        regenerate(readme, folder.parent)
 
 
 def test_bad_markers_exit_2_with_one_line(study, capsys):
