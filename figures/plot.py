@@ -8,6 +8,7 @@ that target comes from.
 from __future__ import annotations
 
 import functools
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -40,6 +41,7 @@ STYLES: dict[str, tuple[str, str]] = {
     "cnn_reported": (RED, "-"), "cnn_as_run": (GREEN, "-"), "cnn_as_run_random": (PURPLE, "-"),
     "cnn_as_run_replay": (ORANGE, "-"), "cnn_authors": (BROWN, "-"),
 }
+LEGEND_FONT = 7  # points
 SD_LABEL = "shading: ±1 SD of the best of n (section 3.3), clipped to the observed scores"
 
 
@@ -197,11 +199,13 @@ def finish(fig, ax, out_stem: Path, extra: list | None = None) -> list[Path]:
     handles += [h.handles if isinstance(h, Swatch) else h for h in extra or []]
     labels += [h.get_label() for h in extra or []]
     ncol = 2 if len(handles) > 3 and max(map(len, labels)) <= 42 else 1  # two columns only when they fit
-    rows = -(-len(handles) // ncol)
+    fit = int((fig.get_size_inches()[0] * 72 - 30) / (LEGEND_FONT * 0.6) / ncol)  # characters a line holds: 0.6 em each, a handle aside
+    labels = [textwrap.fill(label, fit, subsequent_indent="  ") for label in labels]  # none runs off the figure
+    rows = -(-sum(label.count("\n") + 1 for label in labels) // ncol)
     if rows > 4:  # a taller figure rather than a squashed plot
         width, height = fig.get_size_inches()
         fig.set_size_inches(width, height + 0.14 * (rows - 4))
-    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=7, frameon=False,
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=LEGEND_FONT, frameon=False,
                handler_map={tuple: HandlerTuple(ndivide=None, pad=0.0)})
     out_stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [out_stem.with_suffix(".pdf"), out_stem.with_suffix(".png")]

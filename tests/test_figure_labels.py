@@ -35,6 +35,21 @@ def test_fig3_reference_lines_say_whose_number_and_when_it_is_reached(tmp_path, 
     assert plot.SD_LABEL in texts  # every figure shades ±1 SD the same way, and its legend says so
 
 
+def test_a_long_legend_entry_wraps_inside_the_figure(tmp_path, monkeypatch):
+    """scitail_cpu's DGEM label and its reference line run to 103 characters: wrapped, the legend stays
+    inside the figure's width instead of being cut at both edges."""
+    label = "DGEM (GloVe 50d, approximate structures, 5 epochs)"
+    groups = [Group("dgem", label, np.linspace(0.5, 0.78, 30), None), Group("ngram", "n-gram baseline", np.full(5, 0.6), None)]
+    drawn = kept(monkeypatch)
+    plot.draw(FIGURES[3], groups, "SciTail: Figure 3", tmp_path / "fig3")
+    fig = drawn[0]
+    entry = next(t for t in legend_texts(fig) if t.startswith(label + ": 0.796"))
+    assert entry == label + ": 0.796 as first published,\n  not reached in 30 trials"
+    fig.canvas.draw()
+    box, width = fig.legends[0].get_window_extent(), fig.bbox.width
+    assert box.x0 >= 0 and box.x1 <= width
+
+
 def test_colours_of_anyones_groups_follow_the_family_names():
     styles = plot.colours(["CNN", "LR", "mine", "theirs"])
     assert styles["CNN"] == plot.STYLES["cnn"] and styles["LR"] == plot.STYLES["lr"]
