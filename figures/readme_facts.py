@@ -201,7 +201,7 @@ def tuner(a: Args) -> Value:
     if what == "runs":
         return Value(best.runs, "count")
     if what == "mean":
-        n = int(a.get("n", str(best.budgets.size)))
+        n = best.budgets.size if a.get("n") is None else int(a.number("n"))
         if not 1 <= n <= best.budgets.size:
             raise FactError(f"n={n}: a budget from 1 to {best.budgets.size}, the shortest {STRATEGY} run")
         return Value(float(best.mean[n - 1]), "score")
