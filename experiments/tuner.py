@@ -31,10 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from syw.analysis.adaptive import BestSoFar, mean_best_so_far
 from syw.errors import ConfigError
 from syw.experiments.space import Family
 from syw.experiments.trial import DATA_PROBLEM, run_trial
 from syw.records import iter_records, latest_per_trial
+
+GP = "gp"  # Optuna's GPSampler, the stand-in for Melis et al.'s Vizier GP bandit (docs/running.md)
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ def sampler_seed(tuner: Tuner, family: str, index: int) -> int:
 def _sampler(tuner: Tuner, seed: int):
     import optuna
 
-    if tuner.strategy == "gp":
+    if tuner.strategy == GP:
         return optuna.samplers.GPSampler(seed=seed, n_startup_trials=tuner.startup_trials)
     return optuna.samplers.TPESampler(seed=seed, n_startup_trials=tuner.startup_trials, multivariate=True, constant_liar=True)
 
@@ -287,3 +290,14 @@ def adaptive_runs(study_dir: Path, family: str) -> dict[tuple[str, int], np.ndar
             runs[(rows[0]["strategy"], int(rows[0]["tuner_seed"]))] = np.array(
                 [r["value"] if r["status"] == "ok" else np.nan for r in rows], dtype=float)
     return runs
+
+
+def tuner_progress(study_dir: Path, family: str, strategy: str = GP) -> tuple[BestSoFar, np.ndarray] | None:
+    """The ``strategy`` runs of ``family`` as their mean best-so-far (lower is better, as perplexity) and their
+    finished values; None without a run that has finished a trial."""
+    runs = [values for (found, _), values in sorted(adaptive_runs(study_dir, family).items())
+            if found == strategy and np.isfinite(values).any()]
+    if not runs:
+        return None
+    values = np.concatenate(runs)
+    return mean_best_so_far(runs, maximize=False), values[np.isfinite(values)]

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from syw.analysis import time_axis
-from syw.analysis.adaptive import BestSoFar, mean_best_so_far, reaches_random
+from syw.analysis.adaptive import BestSoFar, reaches_random
 from syw.analysis.compare import runs
 from syw.experiments.space import load_family, study_config
-from syw.experiments.tuner import adaptive_runs
+from syw.experiments.tuner import GP, tuner_progress
 from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.figures.sources import Group, study_rows, study_with_records
 from syw.paths import REPO
@@ -28,7 +28,6 @@ from syw.units import human_duration
 
 STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
 STUDIES = (STUDY, REDUCED)
-STRATEGY = "gp"  # the adaptive tuner standing in for Melis et al.'s Vizier GP bandit (docs/running.md)
 BUDGETS = (1, 5, 10)  # the budgets the table gives, besides each cell's N
 TITLE_WIDTH = 100  # characters of a title line that fit over both panels at its 9-point font
 GP_LABEL = "shading of the GP tuner: ±1 SD across its runs, clipped to their observed values"
@@ -47,17 +46,6 @@ class Cell:
     def curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """n = 1..N, the expected minimum of n trials (Eq. 8, direction min) and its SD."""
         return self.group.curve(maximize=False)
-
-
-def tuner_progress(folder: Path, family: str) -> tuple[BestSoFar, np.ndarray] | None:
-    """The GP runs of ``family`` as their mean best-so-far (lower is better) and their finished values; None without a
-    run that has finished a trial."""
-    runs = [values for (strategy, _), values in sorted(adaptive_runs(folder, family).items())
-            if strategy == STRATEGY and np.isfinite(values).any()]
-    if not runs:
-        return None
-    values = np.concatenate(runs)
-    return mean_best_so_far(runs, maximize=False), values[np.isfinite(values)]
 
 
 def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
@@ -177,7 +165,7 @@ def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
                          f"{c.tuner.runs} independent runs up to n = {c.tuner.budgets.size} (the shortest run), shaded ±1 SD "
                          "across the runs: an adaptive search's trials are no i.i.d. draws, so Eq. 8 is not applied to them.")
     if not any(c.tuner for c in cells_):
-        lines.append(f"- No GP-tuner runs with a finished trial in {study}/{STRATEGY}/ (`syw run study={study} family=lstm strategy={STRATEGY} "
+        lines.append(f"- No GP-tuner runs with a finished trial in {study}/{GP}/ (`syw run study={study} family=lstm strategy={GP} "
                      "tuner.seed=0` writes one): the figure shows random search only.")
     path = out_stem.parent / f"{out_stem.name}_caption.md"
     path.write_text("\n".join(lines) + "\n")
@@ -244,7 +232,7 @@ def budget_markdown(study: str, cells_: list[Cell]) -> str:
     out += ["", "Leader by n (lowest expected best, random search, n = 1 to the smallest N): "
             + "; ".join(f"{who} at n = {a}" + (f"-{b}" if b > a else "") for who, a, b in leaders(cells_)) + "."]
     out += ["", *(f"Trials the GP tuner saves, {saves(c)}" for c in tuned)] if tuned else [
-        "", f"No GP-tuner runs with a finished trial in `{study}/{STRATEGY}/`: no best-so-far column."]
+        "", f"No GP-tuner runs with a finished trial in `{study}/{GP}/`: no best-so-far column."]
     return "\n".join(out) + "\n"
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from syw.analysis import budget_to_reach, overtakes_from, time_leaders
 from syw.analysis.adaptive import reaches_random
 from syw.analysis.selected import selected_test
+from syw.experiments.tuner import GP, tuner_progress
 from syw.figures.readme_args import Args, best_row, curve, every_row, values_of
 from syw.figures.readme_data import FactError, Trials, entry, field, run_segments, squad_scores
 from syw.figures.readme_format import Value, field_kind, render
@@ -191,19 +192,17 @@ def tuner(a: Args) -> Value:
     (default), their count; ``mean``, their mean best-so-far at ``n`` (default the shortest run's end);
     ``reach``, the first n at which that mean reaches random search's Eq. 8 value at N (or ``more than K``);
     ``saves``, N minus that n."""
-    from syw.figures.fig5 import STRATEGY, tuner_progress  # matplotlib loads only for the facts that need it
-
     random, what = a.trials(), a.get("of", "runs")
     found = tuner_progress(a.study().folder, random.family)
     if found is None:
-        raise FactError(f"no {STRATEGY}-tuner run of {random.family} with a finished trial in {a.study().folder / STRATEGY}")
+        raise FactError(f"no {GP}-tuner run of {random.family} with a finished trial in {a.study().folder / GP}")
     best = found[0]
     if what == "runs":
         return Value(best.runs, "count")
     if what == "mean":
         n = best.budgets.size if a.get("n") is None else int(a.number("n"))
         if not 1 <= n <= best.budgets.size:
-            raise FactError(f"n={n}: a budget from 1 to {best.budgets.size}, the shortest {STRATEGY} run")
+            raise FactError(f"n={n}: a budget from 1 to {best.budgets.size}, the shortest {GP} run")
         return Value(float(best.mean[n - 1]), "score")
     if what not in ("reach", "saves"):
         raise FactError(f"of={what!r}: runs, mean, reach or saves")

@@ -16,6 +16,7 @@ import numpy as np
 
 from syw.errors import DataError
 from syw.experiments.space import study_config
+from syw.experiments.tuner import GP
 from syw.figures import fig5
 from syw.figures.seeds import MELIS_RATIO, MELIS_ROBUST_GAP, MELIS_SEED_SD, gap_rows, seed_rows
 from syw.figures.sources import has_records
@@ -26,7 +27,7 @@ from syw.units import spans
 STUDIES = fig5.STUDIES
 LSTM = "lstm"  # the family whose lead question 1 asks about (``lstm``, ``lstm_24m``)
 COMMAND = (f"`make study5-reduced` runs `syw run study={fig5.REDUCED}`, the three GP-tuner runs of the LSTM "
-           f"(`syw run study={fig5.REDUCED} family=lstm strategy={fig5.STRATEGY} tuner.seed=k`, k = 0, 1, 2) and "
+           f"(`syw run study={fig5.REDUCED} family=lstm strategy={GP} tuner.seed=k`, k = 0, 1, 2) and "
            f"`syw reseed study={fig5.REDUCED}`")
 RULES = (
     "Validation perplexity, lower is better; cells are compared within one parameter budget (`lstm`, `rhn`, `nas`; "
@@ -97,8 +98,8 @@ def gp_saving(study: str, cells_: list[fig5.Cell]) -> Answer:
     """Question 2: the trials the GP tuner saves (:func:`fig5.saves`) and where its mean is at or below Eq. 8."""
     tuned = [c for c in cells_ if c.tuner]
     if not tuned:
-        return _missing(f"no GP-tuner run with a finished trial in results/{study}/{fig5.STRATEGY}/; `syw run "
-                        f"study={study} family={LSTM} strategy={fig5.STRATEGY} tuner.seed=k` writes one")
+        return _missing(f"no GP-tuner run with a finished trial in results/{study}/{GP}/; `syw run "
+                        f"study={study} family={LSTM} strategy={GP} tuner.seed=k` writes one")
     texts, verdicts = [], []
     for c in tuned:
         big_n = c.group.scores.size
