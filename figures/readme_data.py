@@ -18,7 +18,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from syw.experiments.space import load_family, study_config
+from syw.figures import sources
 from syw.figures.sources import PAPER_DIR, from_paper, shared_paper_file
 from syw.figures.specs import FIGURES, FigureSpec
 from syw.records import iter_records, latest_per_trial
@@ -115,10 +118,15 @@ def paper_study(study: Study) -> Study:
 
 @cache
 def _paper(number: int) -> Study:
+    """Each family's rows of the authors' TSV as trials: ``params.<column>`` is the row's value in that column
+    (``params.trainer.optimizer.lr``), where it has one."""
     spec, families = FIGURES[number], {}
+    columns = {name: part.to_dict("records") for name, part in sources.paper_rows(spec, sources.PAPER_DIR).items()}
     for g in from_paper(spec):
         durations = [None] * g.scores.size if g.durations is None else list(map(float, g.durations))
-        rows = tuple({"trial": i, "value": float(v), "duration_seconds": d} for i, (v, d) in enumerate(zip(g.scores, durations)))
+        params = [{k: v for k, v in row.items() if not pd.isna(v)} for row in columns[g.family]]
+        rows = tuple({"trial": i, "value": float(v), "duration_seconds": d, "params": p}
+                     for i, (v, d, p) in enumerate(zip(g.scores, durations, params, strict=True)))
         families[g.family] = Trials(g.family, g.label, rows, True, "paper")
     return Study(spec.study, PAPER_DIR, families)
 
@@ -127,7 +135,7 @@ def _paper(number: int) -> Study:
 def field(row: dict[str, Any], name: str) -> Any:
     """``value``, ``trial``, ``best_epoch``, ``epochs_run``, ``epoch_seconds`` (a list),
     ``seconds``/``minutes``/``hours`` (its training duration), ``started``/``ended`` (UTC),
-    ``commit`` (short), ``params.<key>`` (its assignment), ``extra.<key>`` (``extra_metrics``),
+    ``commit`` (short), ``params.<key>`` (its assignment; of the authors' trials, a column of their TSV), ``extra.<key>`` (``extra_metrics``),
     ``with.<field>`` (the same trial in the study a marker's ``with=`` names), or the difference
     or ratio of two of these (``value-with.value``, ``seconds/with.seconds``), or the absolute value
     of one of these between bars (``|value-with.value|``)."""

@@ -221,3 +221,28 @@ def test_a_records_file_error_names_the_file(study):
     (study / "README.md").write_text("<!-- syw: count -->8<!-- /syw -->\n")
     with pytest.raises(ReadmeError, match=r"README.md:1: .*b.jsonl:1: trial must be a non-negative integer"):
         regenerate(study / "README.md", study.parent)
+
+
+def test_the_authors_trials_carry_their_columns_as_params(tmp_path, monkeypatch):
+    """``params.<column>`` of the authors' trials is their TSV's column (``where=`` filters on it)."""
+    import pandas as pd
+
+    from syw.figures import readme_data
+    from syw.figures.specs import FIGURES
+    from tests.fake_records import use_paper_file, write_study
+
+    path = use_paper_file(monkeypatch, tmp_path / "paper", 3)
+    monkeypatch.setattr(readme_data, "PAPER_DIR", tmp_path / "paper")
+    spec = FIGURES[3].paper
+    rows = pd.read_csv(path, sep="\t")
+    esim = rows[rows[spec.group_column] == next(v for v, name in spec.groups.items() if name == "esim")]
+    lr, metric = esim["trainer.optimizer.lr"], esim[spec.metric_column]
+    assert 0 < (lr > 0.5).sum() < len(esim) and 0 < ((metric <= 0.5) & (lr < 0.25)).sum()
+    study = write_study(tmp_path / "results", "scitail_cpu", {"esim": (0.7, 0.02, 60.0)}, n=3)
+    readme_data._paper.cache_clear()
+    try:
+        assert values(study, "count family=esim where=params.trainer.optimizer.lr>0.5 source=paper",
+                      "count family=esim where=value<=0.5,params.trainer.optimizer.lr<0.25 source=paper") == \
+            [str((lr > 0.5).sum()), str(((metric <= 0.5) & (lr < 0.25)).sum())]
+    finally:
+        readme_data._paper.cache_clear()
