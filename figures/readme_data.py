@@ -22,7 +22,7 @@ import pandas as pd
 
 from syw.experiments.space import load_family, study_config
 from syw.figures import sources
-from syw.figures.sources import PAPER_DIR, from_paper, shared_paper_file
+from syw.figures.sources import paper_groups, shared_paper_file
 from syw.figures.specs import FIGURES, FigureSpec
 from syw.records import iter_records, latest_per_trial
 
@@ -111,7 +111,7 @@ def paper_study(study: Study) -> Study:
     spec = figure_of(study.name)
     if spec is None:
         raise FactError(f"study {study.name} reproduces none of Figures 1-4: there are no authors' trials to read")
-    if not (PAPER_DIR / spec.paper.name).is_file() and shared_paper_file(spec.paper) is None:
+    if not (sources.PAPER_DIR / spec.paper.name).is_file() and shared_paper_file(spec.paper) is None:
         raise NeedsData(f"the authors' trials {spec.paper.name} (in results/paper/ or $SYW_DATA_DIR/authors_trials/)")
     return _paper(spec.number)
 
@@ -121,14 +121,15 @@ def _paper(number: int) -> Study:
     """Each family's rows of the authors' TSV as trials: ``params.<column>`` is the row's value in that column
     (``params.trainer.optimizer.lr``), where it has one."""
     spec, families = FIGURES[number], {}
-    columns = {name: part.to_dict("records") for name, part in sources.paper_rows(spec, sources.PAPER_DIR).items()}
-    for g in from_paper(spec):
+    rows = sources.paper_rows(spec, sources.PAPER_DIR)
+    columns = {name: part.to_dict("records") for name, part in rows.items()}
+    for g in paper_groups(spec, rows):
         durations = [None] * g.scores.size if g.durations is None else list(map(float, g.durations))
         params = [{k: v for k, v in row.items() if not pd.isna(v)} for row in columns[g.family]]
         rows = tuple({"trial": i, "value": float(v), "duration_seconds": d, "params": p}
                      for i, (v, d, p) in enumerate(zip(g.scores, durations, params, strict=True)))
         families[g.family] = Trials(g.family, g.label, rows, True, "paper")
-    return Study(spec.study, PAPER_DIR, families)
+    return Study(spec.study, sources.PAPER_DIR, families)
 
 
 # A trial's fields, as markers name them (`of=`, `where=`, table columns).

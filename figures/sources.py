@@ -145,9 +145,14 @@ def paper_rows(spec: FigureSpec, folder: Path = PAPER_DIR) -> dict[str, pd.DataF
 
 def from_paper(spec: FigureSpec, folder: Path = PAPER_DIR, labels: dict[str, str] | None = None) -> list[Group]:
     """The authors' groups for a figure, read from their published TSV (durations are placeholders for DGEM)."""
+    return paper_groups(spec, paper_rows(spec, folder), labels)
+
+
+def paper_groups(spec: FigureSpec, rows: dict[str, pd.DataFrame], labels: dict[str, str] | None = None) -> list[Group]:
+    """The groups of rows :func:`paper_rows` read: each family's scores and durations."""
     cfg = study_config(spec.study)
     groups = []
-    for name, part in paper_rows(spec, folder).items():
+    for name, part in rows.items():
         durations = part[spec.paper.duration_column].to_numpy(float) if spec.paper.duration_column in part else None
         if durations is not None and np.all(durations == 1.0):
             durations = None  # placeholder durations (DGEM): no time axis

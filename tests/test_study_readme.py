@@ -232,7 +232,6 @@ def test_the_authors_trials_carry_their_columns_as_params(tmp_path, monkeypatch)
     from tests.fake_records import use_paper_file, write_study
 
     path = use_paper_file(monkeypatch, tmp_path / "paper", 3)
-    monkeypatch.setattr(readme_data, "PAPER_DIR", tmp_path / "paper")
     spec = FIGURES[3].paper
     rows = pd.read_csv(path, sep="\t")
     esim = rows[rows[spec.group_column] == next(v for v, name in spec.groups.items() if name == "esim")]
