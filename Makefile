@@ -41,7 +41,7 @@ $(STAMP): pyproject.toml Makefile $(TORCH_FILE)
 # ruff first (pyproject.toml's rule set): style is one style, then the tests.
 test: env
 	$(PY) -m ruff check .
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --durations=20 $(PYTEST_ARGS)
 
 # Figures from trial records: ours by default (fig1 runs the study first when its records are missing),
 # the authors' published trials with SOURCE=paper; VARIANT=as_run draws the as-run search space.
