@@ -109,7 +109,10 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
         record.update(status=DATA_PROBLEM, value=None, error=str(err))
     except BaseException as err:  # noqa: BLE001 - a failed trial is recorded, the study goes on
         record.update(status="failed", value=None, error=f"{type(err).__name__}: {err}", traceback=traceback.format_exc(limit=8))
-    record["duration_seconds"] = round(time.perf_counter() - start, 4)
+    # a trial that went on from a saved epoch also counts the epochs its earlier runs finished
+    resumed = record.get("resumed_after_epochs") or []
+    earlier = sum(record["epoch_seconds"][:resumed[-1]]) if resumed else 0.0
+    record["duration_seconds"] = round(time.perf_counter() - start + earlier, 4)
     record["inputs_sha256"] = {**sha256_of(read), **(record.get("inputs_sha256") or {})}  # checksums not timed
     record["ended_at"] = now()
     record["hardware"] = hardware(device, gpu_ids)

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from syw.context import TrialFailed
+from syw.models.resume import EpochState
 from syw.settings import SIZE
 
 Batch = Mapping[str, torch.Tensor]
@@ -68,6 +69,7 @@ class TrainResult:
     epoch_seconds: list[float] = field(default_factory=list)
     best_metrics: dict[str, float] = field(default_factory=dict)
     epoch_metrics: list[dict[str, float]] = field(default_factory=list)
+    resumed_after: list[int] = field(default_factory=list)  # the epochs after which a stopped trial went on
 
 
 def classification_output(logits: torch.Tensor, label: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
@@ -145,7 +147,8 @@ def build_scheduler(optimizer: torch.optim.Optimizer, params: Mapping[str, Any])
 
 def train_model(build: Callable[[], nn.Module], train_batches_fn: Callable[[int], Iterable[Batch]],
                 eval_fn: Callable[[nn.Module], Metrics], params: Mapping[str, Any], *, seed: int,
-                device: torch.device | str = "cpu", metric: str = "accuracy", maximize: bool = True) -> TrainResult:
+                device: torch.device | str = "cpu", metric: str = "accuracy", maximize: bool = True,
+                state: EpochState | None = None) -> TrainResult:
     """Build a model under ``seed`` and :func:`fit` it with the optimizer, scheduler, epochs,
     patience and clipping that ``params`` (:data:`TRAINING_SETTINGS`) name.
 
@@ -158,7 +161,8 @@ def train_model(build: Callable[[], nn.Module], train_batches_fn: Callable[[int]
     optimizer = build_optimizer(model, params)
     return fit(model, train_batches_fn, eval_fn, epochs=params["epochs"], patience=params["patience"],
                optimizer=optimizer, scheduler=build_scheduler(optimizer, params), grad_norm=params.get("grad_norm"),
-               grad_clipping=params.get("grad_clipping"), device=device, seed=seed, metric=metric, maximize=maximize)
+               grad_clipping=params.get("grad_clipping"), device=device, seed=seed, metric=metric, maximize=maximize,
+               state=state)
 
 
 def update(model: nn.Module, loss: torch.Tensor, optimizer: torch.optim.Optimizer, *,
@@ -176,7 +180,7 @@ def update(model: nn.Module, loss: torch.Tensor, optimizer: torch.optim.Optimize
 def fit(model: nn.Module, train_batches_fn: Callable[[int], Iterable[Batch]], eval_fn: Callable[[nn.Module], Metrics],
         *, epochs: int, patience: int | None, optimizer: torch.optim.Optimizer, scheduler: Scheduler | None,
         grad_norm: float | None = None, grad_clipping: float | None = None, device: torch.device | str = "cpu",
-        seed: int = 0, metric: str = "metric", maximize: bool = True) -> TrainResult:
+        seed: int = 0, metric: str = "metric", maximize: bool = True, state: EpochState | None = None) -> TrainResult:
     """Train ``model`` and return its best validation metric.
 
     ``train_batches_fn(epoch)`` yields the batches of a 1-based epoch as dicts of tensors;
@@ -185,16 +189,40 @@ def fit(model: nn.Module, train_batches_fn: Callable[[int], Iterable[Batch]], ev
     in eval mode under ``torch.no_grad``. The generators are seeded again here, so the training
     stream (dropout masks) starts at the same place whatever building the model drew. Training
     stops after ``patience`` epochs without improvement (never when ``patience`` is None).
-    Raises :class:`TrialFailed` when the loss is NaN or infinite.
+    With ``state``, each finished epoch is saved there and a saved one is continued from
+    (:mod:`syw.models.resume`). Raises :class:`TrialFailed` when the loss is NaN or infinite.
     """
     if epochs < 1:
         raise ValueError(f"epochs must be at least 1, got {epochs}")
     seed_everything(seed)
     device = torch.device(device)
     model.to(device)
-    best_metric, best_epoch, best_metrics, epoch_seconds = -math.inf if maximize else math.inf, 0, {}, []
-    epoch_metrics: list[dict[str, float]] = []
-    for epoch in range(1, epochs + 1):
+    progress = (state.load(model, optimizer, scheduler) if state else None) or {
+        "epoch": 0, "best_metric": -math.inf if maximize else math.inf, "best_epoch": 0, "best_metrics": {},
+        "epoch_seconds": [], "epoch_metrics": [], "resumed_after": []}
+    if progress["epoch"]:
+        progress["resumed_after"].append(progress["epoch"])
+    try:
+        result = _epochs(model, train_batches_fn, eval_fn, progress, epochs=epochs, patience=patience,
+                         optimizer=optimizer, scheduler=scheduler, grad_norm=grad_norm, grad_clipping=grad_clipping,
+                         device=device, metric=metric, maximize=maximize, state=state)
+    except TrialFailed:  # a result too (recorded as failed); a stop or a kill keeps the state
+        if state:
+            state.clear()
+        raise
+    if state:
+        state.clear()
+    return result
+
+
+def _epochs(model: nn.Module, train_batches_fn: Callable[[int], Iterable[Batch]], eval_fn: Callable[[nn.Module], Metrics],
+            progress: dict[str, Any], *, epochs: int, patience: int | None, optimizer: torch.optim.Optimizer,
+            scheduler: Scheduler | None, grad_norm: float | None, grad_clipping: float | None, device: torch.device,
+            metric: str, maximize: bool, state: EpochState | None) -> TrainResult:
+    """:func:`fit`'s loop from the epoch after ``progress["epoch"]``, saving ``progress`` after each epoch."""
+    best_metric, best_epoch, best_metrics = progress["best_metric"], progress["best_epoch"], progress["best_metrics"]
+    epoch_seconds, epoch_metrics = progress["epoch_seconds"], progress["epoch_metrics"]
+    for epoch in range(progress["epoch"] + 1, epochs + 1):  # a saved state always has an epoch left
         start = time.perf_counter()
         model.train()
         for step, batch in enumerate(train_batches_fn(epoch), start=1):
@@ -217,4 +245,8 @@ def fit(model: nn.Module, train_batches_fn: Callable[[int], Iterable[Batch]], ev
             best_metric, best_epoch, best_metrics = value, epoch, metrics
         elif patience is not None and epoch - best_epoch >= patience:
             break
-    return TrainResult(best_metric, best_epoch, epoch, epoch_seconds, best_metrics, epoch_metrics)
+        if state and epoch < epochs and epoch_seconds[-1] >= state.min_epoch_seconds:
+            progress.update(epoch=epoch, best_metric=best_metric, best_epoch=best_epoch, best_metrics=best_metrics)
+            state.save(model, optimizer, scheduler, progress)
+    return TrainResult(best_metric, best_epoch, epoch, epoch_seconds, best_metrics, epoch_metrics,
+                       progress["resumed_after"])

@@ -56,3 +56,5 @@ class TrialOutcome:
     epoch_metrics: list[dict[str, float]] = field(default_factory=list)  # every epoch's validation metrics, in order
     inputs_sha256: dict[str, str] = field(default_factory=dict)  # files read (name -> sha256), e.g. the weights or the data file chosen
     outputs: dict[str, str] = field(default_factory=dict)  # files written, relative to the study's results folder
+    # epochs after which a stopped trial went on from its saved state (syw.models.resume); empty when it ran through
+    resumed_after_epochs: list[int] = field(default_factory=list)

@@ -26,6 +26,7 @@ from syw.context import TrialContext, TrialOutcome
 from syw.data.glove import PADDING, load_embeddings, resolve_source
 from syw.data.inputs import cache_noting_inputs
 from syw.data.scitail import LABELS, PairExample, read_official, read_tokenized
+from syw.models.resume import trial_state
 from syw.models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, accuracy, dataset_key
 from syw.models.trainer import choose_device, train_model
 
@@ -174,10 +175,11 @@ def run(params: Mapping[str, Any], ctx: TrialContext, data: PairData, build: Cal
         return metrics
 
     result = train_model(build, lambda epoch: training_batches(data.train, params, shuffle), evaluate, params,
-                         seed=ctx.seed, device=device)
+                         seed=ctx.seed, device=device, state=trial_state(ctx, params, shuffle))
     return TrialOutcome(metric=result.best_metric, best_epoch=result.best_epoch, epochs_run=result.epochs_run,
                         epoch_seconds=result.epoch_seconds, epoch_metrics=result.epoch_metrics,
-                        extra_metrics={k: v for k, v in result.best_metrics.items() if k != "accuracy"})
+                        extra_metrics={k: v for k, v in result.best_metrics.items() if k != "accuracy"},
+                        resumed_after_epochs=result.resumed_after)
 
 
 def synthetic(n_train: int = 96, n_dev: int = 32, vocab_size: int = 40, dim: int = 8, seed: int = 0) -> PairData:

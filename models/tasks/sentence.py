@@ -27,6 +27,7 @@ from syw.data.glove import PADDING, load_embeddings, resolve_source
 from syw.data.inputs import cache_noting_inputs
 from syw.data.sst import Example, n_classes, read_sst
 from syw.models.elmo.chars import MAX_WORD_LENGTH, word_to_char_ids
+from syw.models.resume import trial_state
 from syw.models.trainer import choose_device, train_model
 
 UNKNOWN = "@@UNKNOWN@@"
@@ -222,9 +223,10 @@ def run(params: Mapping[str, Any], ctx: TrialContext, data: SentenceData, build:
     shuffle = torch.Generator().manual_seed(ctx.seed)
     dev_batches = evaluation_batches(data.dev, params, layout)
     result = train_model(build, lambda epoch: training_batches(data.train, params, shuffle, layout),
-                         lambda model: accuracy(model, dev_batches, device), params, seed=ctx.seed, device=device)
+                         lambda model: accuracy(model, dev_batches, device), params, seed=ctx.seed, device=device,
+                         state=trial_state(ctx, params, shuffle))
     return TrialOutcome(metric=result.best_metric, best_epoch=result.best_epoch, epochs_run=result.epochs_run,
-                        epoch_seconds=result.epoch_seconds)
+                        epoch_seconds=result.epoch_seconds, resumed_after_epochs=result.resumed_after)
 
 
 def synthetic(n_train: int = 96, n_dev: int = 32, n_classes: int = 2, vocab_size: int = 40, dim: int = 8,
