@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis.budget import budget_to_reach
+from syw.records import adaptive_runs
 
 RANDOM = frozenset({"random", "uniform", "uniform sampling", "uniform random sampling", "random search",
                     "random sampling", "randomsampler", "basicvariantgenerator", "grid", "grid search",
@@ -123,3 +124,14 @@ def progress(scores: np.ndarray, order: np.ndarray, runs: np.ndarray, *, maximiz
         mine = runs == run
         split.append(scores[mine][np.argsort(order[mine], kind="stable")])
     return mean_best_so_far(split, maximize=maximize)
+
+
+def tuner_progress(study_dir: Path, family: str, strategy: str) -> tuple[BestSoFar, np.ndarray] | None:
+    """The ``strategy`` runs of ``family`` (:func:`syw.records.adaptive_runs`) as their mean best-so-far
+    (lower is better, as perplexity) and their finished values; None without a run that has finished a trial."""
+    runs = [values for (found, _), values in sorted(adaptive_runs(study_dir, family).items())
+            if found == strategy and np.isfinite(values).any()]
+    if not runs:
+        return None
+    values = np.concatenate(runs)
+    return mean_best_so_far(runs, maximize=False), values[np.isfinite(values)]

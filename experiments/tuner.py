@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from syw.analysis.adaptive import BestSoFar, mean_best_so_far
 from syw.errors import ConfigError
 from syw.experiments.space import Family
 from syw.experiments.trial import DATA_PROBLEM, run_trial
@@ -275,29 +274,3 @@ def adaptive_setup(family: Family, tuner: Tuner, maximize: bool, history: dict[i
 
     trainable = tune.with_parameters(run_suggested, family=family, run_name=tuner.run_name(family.name), **kwargs)
     return trainable, {}, {"search_alg": searcher(family, tuner, maximize, history, pending), "num_samples": len(pending)}
-
-
-def adaptive_runs(study_dir: Path, family: str) -> dict[tuple[str, int], np.ndarray]:
-    """Each adaptive run of ``family`` under ``study_dir``: (strategy, tuner seed) -> its values in
-    trial order (NaN where a trial failed), read from every ``<strategy>/<family>.tuner_seed*.jsonl``
-    up to its first missing index (a run stopped with trials in flight). These are not i.i.d. draws:
-    draw them as a best-so-far (:func:`analysis.adaptive.mean_best_so_far`)."""
-    runs = {}
-    for path in sorted(Path(study_dir).glob(f"*/{family}.tuner_seed*.jsonl")):
-        rows = latest_per_trial(iter_records(path))
-        rows = [r for i, r in enumerate(rows) if r["trial"] == i]  # latest_per_trial sorts: a gap ends the prefix
-        if rows:
-            runs[(rows[0]["strategy"], int(rows[0]["tuner_seed"]))] = np.array(
-                [r["value"] if r["status"] == "ok" else np.nan for r in rows], dtype=float)
-    return runs
-
-
-def tuner_progress(study_dir: Path, family: str, strategy: str = GP) -> tuple[BestSoFar, np.ndarray] | None:
-    """The ``strategy`` runs of ``family`` as their mean best-so-far (lower is better, as perplexity) and their
-    finished values; None without a run that has finished a trial."""
-    runs = [values for (found, _), values in sorted(adaptive_runs(study_dir, family).items())
-            if found == strategy and np.isfinite(values).any()]
-    if not runs:
-        return None
-    values = np.concatenate(runs)
-    return mean_best_so_far(runs, maximize=False), values[np.isfinite(values)]

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 
 from syw.analysis import time_axis
-from syw.analysis.adaptive import BestSoFar, reaches_random
+from syw.analysis.adaptive import BestSoFar, reaches_random, tuner_progress
 from syw.analysis.compare import runs
 from syw.experiments.space import load_family, study_config
-from syw.experiments.tuner import GP, tuner_progress
+from syw.experiments.tuner import GP
 from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.figures.sources import Group, study_rows, study_with_records
 from syw.paths import REPO
@@ -57,7 +57,7 @@ def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
     for name, part in parts.items():
         group = Group(name, load_family(families[name], name=name).label, part["value"].to_numpy(float),
                       part["duration_seconds"].to_numpy(float))
-        tuner = tuner_progress(results / study, name)
+        tuner = tuner_progress(results / study, name, GP)
         out.append(Cell(group, part["trial"].to_numpy(int), failed.get(name, 0), *(tuner or (None, None))))
     return study, out
 

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from syw.analysis import budget_to_reach, overtakes_from, time_leaders
-from syw.analysis.adaptive import reaches_random
+from syw.analysis.adaptive import reaches_random, tuner_progress
 from syw.analysis.selected import selected_test
-from syw.experiments.tuner import GP, tuner_progress
+from syw.experiments.tuner import GP
 from syw.figures.readme_args import Args, best_row, curve, every_row, values_of
 from syw.figures.readme_data import FactError, Trials, entry, field, run_segments, squad_scores
 from syw.figures.readme_format import Value, field_kind, render
@@ -193,7 +193,7 @@ def tuner(a: Args) -> Value:
     ``reach``, the first n at which that mean reaches random search's Eq. 8 value at N (or ``more than K``);
     ``saves``, N minus that n."""
     random, what = a.trials(), a.get("of", "runs")
-    found = tuner_progress(a.study().folder, random.family)
+    found = tuner_progress(a.study().folder, random.family, GP)
     if found is None:
         raise FactError(f"no {GP}-tuner run of {random.family} with a finished trial in {a.study().folder / GP}")
     best = found[0]

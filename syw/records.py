@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -139,6 +141,21 @@ class RecordsWriter:
             self._lock = None
 
 
+def adaptive_runs(study_dir: Path, family: str) -> dict[tuple[str, int], np.ndarray]:
+    """Each adaptive run of ``family`` under ``study_dir``: (strategy, tuner seed) -> its values in
+    trial order (NaN where a trial failed), read from every ``<strategy>/<family>.tuner_seed*.jsonl``
+    up to its first missing index (a run stopped with trials in flight). These are not i.i.d. draws:
+    draw them as a best-so-far (:func:`syw.analysis.adaptive.tuner_progress`)."""
+    runs = {}
+    for path in sorted(Path(study_dir).glob(f"*/{family}.tuner_seed*.jsonl")):
+        rows = latest_per_trial(iter_records(path))
+        rows = [r for i, r in enumerate(rows) if r["trial"] == i]  # latest_per_trial sorts: a gap ends the prefix
+        if rows:
+            runs[(rows[0]["strategy"], int(rows[0]["tuner_seed"]))] = np.array(
+                [r["value"] if r["status"] == "ok" else np.nan for r in rows], dtype=float)
+    return runs
+
+
 def load_study(study_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
     """The table the analysis reads (one row per ok trial, the latest record of each index,
     ``params.*`` flattened) and the failed trials per family."""
@@ -148,7 +165,7 @@ def load_study(study_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
     if not records:
         raise FileNotFoundError(f"no trial records in {study_dir}")
     adaptive = next((r for r in records if r.get("strategy", "random") != "random"), None)
-    if adaptive is not None:  # Eq. 8 assumes i.i.d. draws; experiments.tuner.adaptive_runs reads these
+    if adaptive is not None:  # Eq. 8 assumes i.i.d. draws; adaptive_runs reads these
         raise RecordError(f"{study_dir}: trial {adaptive['trial']} of {adaptive.get('family')} was suggested by an adaptive "
                           f"search ({adaptive['strategy']}): its trials are no i.i.d. draws for Eq. 8")
     frame = pd.json_normalize(records)

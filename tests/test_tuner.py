@@ -11,7 +11,6 @@ from syw.experiments.space import load_family
 from syw.experiments.tuner import (
     Told,
     Tuner,
-    adaptive_runs,
     check_adaptive,
     from_optuna,
     history_from,
@@ -20,7 +19,7 @@ from syw.experiments.tuner import (
     suggest,
     to_optuna,
 )
-from syw.records import RecordError, RecordsWriter, load_study
+from syw.records import RecordError, RecordsWriter, adaptive_runs, load_study
 from tests.runner_util import run
 
 TOY = load_family("toy")
