@@ -44,10 +44,11 @@ SYNTHETIC = {"syw.models.toy"}  # objectives without a model (the toy study)
 # steps (test_under_seed_0_the_dgem_cases_of_init_seeds_lose_their_relu_terms), which says nothing
 # of the contract.
 INIT_SEEDS = {"scitail_dgem": 1, "scitail_dgem_reduced": 1}
-# The language models of Melis et al. (2018) at 10M and 24M weights are the reduced families' code at a larger
-# size: on generated text (30 words) nearly all those weights are recurrent, minutes of CPU per family. Their
-# contract is checked at the reduced families' 2M weights; the budget arithmetic has its own tests (test_lm_model.py).
-CONTRACT_BUDGET = 2_000_000
+# The language models of Melis et al. (2018) are one code at three budgets (2M reduced, 10M, 24M): on generated
+# text (30 words) nearly all those weights are recurrent, up to minutes of CPU per family. Their contract is
+# checked at 300k weights (2-5 s a family here, 9-17 s at 2M); the budget arithmetic has its own tests
+# (test_lm_model.py).
+CONTRACT_BUDGET = 300_000
 
 
 @pytest.mark.parametrize("stem", FAMILY_FILES)
