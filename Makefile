@@ -17,6 +17,9 @@ ifdef SYW_DATA_DIR
 export SYW_DATA_DIR
 endif
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist): two for the 2-core CI machine; the tests marked ray share one of them,
+# one at a time (tests/conftest.py). PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
 # fig1 reads records from results/<study>/; VARIANT=as_run uses the study sst5_as_run.
 VARIANT ?=
 SOURCE ?= ours
@@ -41,7 +44,7 @@ $(STAMP): pyproject.toml Makefile $(TORCH_FILE)
 # ruff first (pyproject.toml's rule set): style is one style, then the tests.
 test: env
 	$(PY) -m ruff check .
-	$(PY) -m pytest --durations=20 $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup --durations=20 $(PYTEST_ARGS)
 
 # Figures from trial records: ours by default (fig1 runs the study first when its records are missing),
 # the authors' published trials with SOURCE=paper; VARIANT=as_run draws the as-run search space.
