@@ -16,6 +16,7 @@ where the runner cannot (family files are read here with pyyaml). Without a GPU 
 one line and checks on the CPU. Writes a JSON report; exit status 1 when a family fails.
 
     .venv/bin/python benchmarks/gpu_check.py [--out FILE] [--families STEM ...] [--device cpu]
+        [--deterministic] [--no-cpu-timing]
     make gpu-check  (with a CUDA torch: make gpu-check TORCH_SPEC=torch)
 """
 from __future__ import annotations
@@ -158,8 +159,10 @@ def steps_per_second(module: Any, params: dict[str, Any], data: Any, layout: tup
     return steps / (time.perf_counter() - start)
 
 
-def check_family(stem: str, device: torch.device, *, epochs: int, seconds: float, min_steps: int) -> dict[str, Any]:
-    """One family file on ``device``: the adapter's run, the device and checkpoint checks, the timings."""
+def check_family(stem: str, device: torch.device, *, epochs: int, seconds: float, min_steps: int,
+                 cpu_timing: bool = True) -> dict[str, Any]:
+    """One family file on ``device``: the adapter's run, the device and checkpoint checks, the timings
+    (on one CPU thread too, unless ``cpu_timing`` is off)."""
     spec = read_family(stem)
     module = importlib.import_module(spec.train_target.rpartition(".")[0])
     entry: dict[str, Any] = {"model": spec.train_target}
@@ -200,6 +203,8 @@ def check_family(stem: str, device: torch.device, *, epochs: int, seconds: float
     if device.type == "cuda":
         entry["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated(device) / 2**20, 1)
         torch.cuda.reset_peak_memory_stats(device)
+        if not cpu_timing:
+            return entry
         rate = steps_per_second(module, params, data, layout, torch.device("cpu"), seconds, min_steps)
     entry["cpu_steps_per_second"] = round(rate, 2)
     entry["speedup"] = round(entry["device_steps_per_second"] / entry["cpu_steps_per_second"], 2)
@@ -234,15 +239,16 @@ def pick_device(requested: str) -> torch.device:
 
 
 def run_check(stems: list[str], device: torch.device, out: Path, *, epochs: int, seconds: float,
-              min_steps: int) -> dict[str, Any]:
+              min_steps: int, cpu_timing: bool = True) -> dict[str, Any]:
     """Check every family in ``stems`` on ``device``; the report is rewritten after each (a run cut
     short still leaves what it checked)."""
-    report = {**machine(device), "epochs": epochs, "families": {}}
+    report = {**machine(device), "deterministic": torch.are_deterministic_algorithms_enabled(), "epochs": epochs,
+              "families": {}}
     out.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     for stem in stems:
         try:
-            entry = check_family(stem, device, epochs=epochs, seconds=seconds, min_steps=min_steps)
+            entry = check_family(stem, device, epochs=epochs, seconds=seconds, min_steps=min_steps, cpu_timing=cpu_timing)
         except Exception as err:  # noqa: BLE001 - a failing family is reported, the others still run
             entry = {"status": "failed", "error": f"{type(err).__name__}: {err}", "traceback": traceback.format_exc(limit=-6)}
         report["families"][stem] = entry
@@ -256,18 +262,22 @@ def row(stem: str, entry: dict[str, Any]) -> str:
     """One line of the printed table."""
     if entry["status"] != "ok":
         return f"{stem:44} {entry['status']:8} {entry.get('reason') or entry.get('error')}"
-    return (f"{stem:44} ok       {entry['device_steps_per_second']:9.1f} {entry['cpu_steps_per_second']:9.1f} "
-            f"{entry['speedup']:7.2f}x  state {entry['selected_state']}")
+    cpu = f"{entry['cpu_steps_per_second']:9.1f} {entry['speedup']:7.2f}x" if "speedup" in entry else f"{'-':>9} {'-':>8}"
+    return f"{stem:44} ok       {entry['device_steps_per_second']:9.1f} {cpu}  state {entry['selected_state']}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, help=f"the JSON report (default: {REPORTS.relative_to(REPO)}/<device name>.json)")
+    parser.add_argument("--out", type=Path, help="the JSON report (default: benchmarks/gpu_reports/[deterministic/]<device name>.json)")
     parser.add_argument("--families", nargs="+", metavar="STEM", help="family file stems (default: every file)")
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cuda falls back to cpu without a GPU")
     parser.add_argument("--epochs", type=int, default=2, help="epochs of the adapter's run (default: %(default)s)")
     parser.add_argument("--seconds", type=float, default=0.5, help="least seconds timed per device (default: %(default)s)")
     parser.add_argument("--min-steps", type=int, default=5, help="least steps timed per device (default: %(default)s)")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="torch.use_deterministic_algorithms(True), CUBLAS_WORKSPACE_CONFIG=:4096:8 (report in deterministic/)")
+    parser.add_argument("--no-cpu-timing", dest="cpu_timing", action="store_false",
+                        help="time the device only (a second run, e.g. the deterministic one, needs no CPU rate)")
     args = parser.parse_args(argv)
     every = sorted(path.stem for path in FAMILY_DIR.glob("*.yaml"))
     unknown = sorted(set(args.families or []) - set(every))
@@ -275,13 +285,17 @@ def main(argv: list[str] | None = None) -> int:
         raise ValueError(f"gpu_check: --families: no family file {unknown[0]}.yaml in {FAMILY_DIR}")
     if args.epochs < 1 or args.min_steps < 1 or not args.seconds >= 0:
         raise ValueError("gpu_check: --epochs and --min-steps must be at least 1, --seconds at least 0")
+    if args.deterministic:  # cuBLAS reads its workspace setting when CUDA starts, so before pick_device
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
     device = pick_device(args.device)
     torch.set_num_threads(max(1, int(os.environ.get("SYW_TORCH_THREADS", 1))))  # the trainer's, set here for the report
     print(f"gpu_check: {device.type} ({machine(device)['device_name']}), torch {torch.__version__}, CUDA {torch.version.cuda}")
     print(f"{'family':44} {'status':8} {'steps/s':>9} {'cpu':>9} {'speedup':>8}")
-    out = args.out or REPORTS / (re.sub(r"[^a-z0-9]+", "-", machine(device)["device_name"].lower()).strip("-") + ".json")
+    name = re.sub(r"[^a-z0-9]+", "-", machine(device)["device_name"].lower()).strip("-") + ".json"
+    out = args.out or REPORTS / ("deterministic" if args.deterministic else "") / name
     report = run_check(args.families or every, device, out, epochs=args.epochs, seconds=args.seconds,
-                       min_steps=args.min_steps)
+                       min_steps=args.min_steps, cpu_timing=args.cpu_timing)
     failed = [stem for stem, entry in report["families"].items() if entry["status"] == "failed"]
     print(f"gpu_check: {len(report['families']) - len(failed)} of {len(report['families'])} families passed "
           f"in {report['seconds']} s; report: {out}")

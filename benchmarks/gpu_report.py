@@ -6,8 +6,8 @@ device, its steps per second and ratio to the default run (issue 38).
     python benchmarks/gpu_report.py --write    # regenerate benchmarks/gpu_reports/README.md
 
 Reports: ``benchmarks/gpu_reports/<device>.json`` and ``benchmarks/gpu_reports/deterministic/<device>.json``
-(``python benchmarks/gpu_check.py --out ...``; the deterministic one with ``CUBLAS_WORKSPACE_CONFIG=:4096:8``
-and deterministic algorithms switched on before the check runs).
+(``python benchmarks/gpu_check.py --out ...``; the deterministic one with ``--deterministic --no-cpu-timing``,
+which switches deterministic algorithms on and sets ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` before CUDA starts).
 """
 from __future__ import annotations
 

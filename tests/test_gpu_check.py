@@ -1,6 +1,7 @@
 """benchmarks/gpu_check.py (issue 38): every family file trains on the device, on the CPU here,
 with none of the packages the GPU machine lacks."""
 import json
+import os
 import subprocess
 import sys
 
@@ -54,6 +55,26 @@ def test_unknown_family_is_one_line_and_status_2(capsys, tmp_path):
     assert capsys.readouterr().err.strip().splitlines() == [
         f"error: gpu_check: --families: no family file no_such_family.yaml in {gpu_check.FAMILY_DIR}"]
     assert not (tmp_path / "r.json").exists()
+
+
+def test_deterministic_run_switches_the_mode_on_and_writes_its_own_report(tmp_path, monkeypatch):
+    monkeypatch.setattr(gpu_check, "REPORTS", tmp_path)
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    try:
+        assert run_main(gpu_check.main, ["--deterministic", "--no-cpu-timing", "--device", "cpu", "--families", "toy"]) == 0
+        assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    finally:
+        torch.use_deterministic_algorithms(False)
+    [path] = (tmp_path / "deterministic").glob("*.json")
+    report = json.loads(path.read_text())
+    assert report["deterministic"] is True and report["families"]["toy"]["status"] == "cpu_only"
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_a_row_without_a_cpu_timing_shows_dashes():
+    entry = {"status": "ok", "device_steps_per_second": 12.34, "selected_state": "on cpu"}
+    assert gpu_check.row("ptb_lstm", entry).split() == ["ptb_lstm", "ok", "12.3", "-", "-", "state", "on", "cpu"]
+    assert gpu_check.row("ptb_lstm", entry | {"cpu_steps_per_second": 2.0, "speedup": 6.17}).split()[3:5] == ["2.0", "6.17x"]
 
 
 @pytest.mark.slow
