@@ -43,7 +43,7 @@ class EpochState:
         leaves the previous epoch's file)."""
         state = {"key": self.key, "progress": progress, "model": model.state_dict(),
                  "optimizer": optimizer.state_dict(), "scheduler": None if scheduler is None else scheduler.state_dict(),
-                 "rng": _rng_state(self.generators)}
+                 "rng": rng_state(*self.generators)}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         partial = self.path.with_name(self.path.name + ".partial")
         torch.save(state, partial)
@@ -61,7 +61,7 @@ class EpochState:
         optimizer.load_state_dict(state["optimizer"])
         if scheduler is not None:
             scheduler.load_state_dict(state["scheduler"])
-        _set_rng_state(state["rng"], self.generators)
+        set_rng_state(state["rng"], *self.generators)
         return state["progress"]
 
     def clear(self) -> None:
@@ -77,14 +77,17 @@ def trial_state(ctx: TrialContext, params: dict[str, Any], *generators: torch.Ge
                                                 MIN_EPOCH_SECONDS)
 
 
-def _rng_state(generators: tuple[torch.Generator, ...]) -> dict[str, Any]:
+def rng_state(*generators: torch.Generator) -> dict[str, Any]:
+    """Every random generator a training run draws from: torch's (CPU and CUDA), NumPy's and
+    Python's global ones, and ``generators`` (a task's own)."""
     name, keys, position, has_gauss, gauss = np.random.get_state()
     return {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
             "numpy": [name, keys.tolist(), position, has_gauss, gauss], "python": random.getstate(),
             "generators": [g.get_state() for g in generators]}
 
 
-def _set_rng_state(state: dict[str, Any], generators: tuple[torch.Generator, ...]) -> None:
+def set_rng_state(state: dict[str, Any], *generators: torch.Generator) -> None:
+    """Restore what :func:`rng_state` saved, ``generators`` in the same order."""
     torch.set_rng_state(state["torch"])
     if state["cuda"]:
         torch.cuda.set_rng_state_all(state["cuda"])

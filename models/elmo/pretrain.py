@@ -14,7 +14,7 @@ It writes ``options.json`` and ``weights.hdf5`` with :func:`syw.models.elmo.chec
 official layout, read by the same loader), ``weights.hdf5.sha256`` (the BCN trials check and
 record it), ``vocab.txt`` and ``metrics.json`` (held-out perplexity, tokens, time) into
 ``--out`` (default ``$SYW_CACHE_DIR/bilm/<name>``, else ``.cache/bilm/<name>``, outside git).
-A checkpoint (weights, optimizer, position, both random states and the LSTM's carried states) is
+A checkpoint (weights, optimizer, position, the random states and the LSTM's carried states) is
 kept there every ``--checkpoint-minutes``; running the same command again goes on from it and stops
 at ``--tokens`` or after ``--minutes``. On one machine, one thread and the same torch, training is
 deterministic, so a run stopped and resumed writes the very weights an uninterrupted one does, and
@@ -64,6 +64,7 @@ from syw.models.elmo.bilm import BiLm, BiLmOptions
 from syw.models.elmo.chars import MAX_WORD_LENGTH, word_to_char_ids
 from syw.models.elmo.checkpoint import save_bilm
 from syw.models.elmo.options import options_to_json
+from syw.models.resume import rng_state, set_rng_state
 
 OFFICIAL_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
 
@@ -232,8 +233,7 @@ def pretrain(args: argparse.Namespace) -> Path:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         state = saved["state"]
-        torch.set_rng_state(saved["rng"])
-        generator.set_state(saved["generator"])
+        set_rng_state(saved["rng"], generator)
         model.bilm.lstm.restore_states(saved["lstm_states"])
         print(f"going on from {checkpoint}: step {state['step']}, {state['tokens']:,} tokens", flush=True)
     print(f"corpus: {'; '.join(corpus.sources)}: {corpus.train_tokens:,} training tokens, {len(heldout)} held-out "
@@ -245,7 +245,7 @@ def pretrain(args: argparse.Namespace) -> Path:
     def save() -> None:
         state["seconds"] = seconds_before + time.perf_counter() - run_start
         torch.save({"config": config, "model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state,
-                    "rng": torch.get_rng_state(), "generator": generator.get_state(),
+                    "rng": rng_state(generator),
                     "lstm_states": model.bilm.lstm.carried_states()}, checkpoint.with_suffix(".tmp"))
         checkpoint.with_suffix(".tmp").replace(checkpoint)
 
