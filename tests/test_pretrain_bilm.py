@@ -16,7 +16,7 @@ from syw.entry import run_main
 from syw.models.elmo.checkpoint import load_bilm
 from syw.models.elmo.checksum import weights_sha256
 from syw.models.elmo.options import options_from_json, options_to_json
-from syw.models.elmo.pretrain import Encoded, LanguageModel, bilm_options, log_uniform_log_q, main, sampled_softmax_loss
+from syw.models.elmo.pretrain import CHECKPOINT_FORMAT, Encoded, LanguageModel, bilm_options, log_uniform_log_q, main, sampled_softmax_loss
 from tests.fixtures_sst import write_sst_fixture
 
 TINY = ["--cell-dim", "16", "--projection-dim", "8", "--filter-divisor", "32", "--min-count", "1",
@@ -121,6 +121,12 @@ def test_pretraining_writes_a_loadable_bilm_and_goes_on_from_its_checkpoint(tmp_
     assert run_main(main, [*args, "--tokens", "9000", "--samples", "4"]) == 2
     assert re.match(rf"error: {re.escape(str(out))}/checkpoint\.pt was trained with other settings \(samples 0 there, 4 now\)",
                     capsys.readouterr().err)
+    saved = torch.load(out / "checkpoint.pt", weights_only=False)
+    del saved["config"]["checkpoint_format"]  # a checkpoint of another layout
+    torch.save(saved, out / "checkpoint.pt")
+    assert run_main(main, [*args, "--tokens", "9000", "--samples", "0"]) == 2
+    assert re.match(rf"error: {re.escape(str(out))}/checkpoint\.pt was trained with other settings \(checkpoint_format None there, "
+                    rf"{CHECKPOINT_FORMAT} now\)", capsys.readouterr().err)
 
 
 def test_sampled_softmax_training_learns(tmp_path, capsys):

@@ -66,6 +66,8 @@ from syw.models.elmo.checkpoint import save_bilm
 from syw.models.elmo.options import options_to_json
 from syw.models.resume import rng_state, set_rng_state
 
+# Part of a checkpoint's settings, so that one saved in another layout is refused in one line, not misread.
+CHECKPOINT_FORMAT = 2
 OFFICIAL_FILTERS = ((1, 32), (2, 32), (3, 64), (4, 128), (5, 256), (6, 512), (7, 1024))
 
 
@@ -219,7 +221,7 @@ def pretrain(args: argparse.Namespace) -> Path:
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     config = {"options": options_to_json(options), "corpus_sha256": corpus.sha256, "vocab_size": len(vocab),
               "batch_size": args.batch_size, "samples": args.samples, "lr": args.lr, "seed": args.seed,
-              "flush_denormal": args.flush_denormal}
+              "flush_denormal": args.flush_denormal, "checkpoint_format": CHECKPOINT_FORMAT}
     state = {"step": 0, "tokens": 0, "epoch": 0, "position": 0, "seconds": 0.0}
     checkpoint = out / "checkpoint.pt"
     generator = torch.Generator().manual_seed(args.seed * 7919)  # the softmax's candidates
