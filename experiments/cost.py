@@ -46,6 +46,11 @@ def hours(seconds: float) -> str:
     return f"{value:,.1f} h" if value >= 0.1 else f"{value:.2g} h"
 
 
+def times(ratio: float) -> str:
+    """A speed ratio to two significant digits, never in exponent form (101.3 -> 100x, 0.456 -> 0.46x)."""
+    return f"{float(f'{ratio:.2g}'):g}x"
+
+
 def reported_time(family: Family, dirs: list[Path]) -> tuple[float, str, Path] | None:
     """The paper's per-trial training seconds, its hardware and the family file that reports them
     (the family's own, or the one it inherits from); None when no file in its chain does."""
@@ -132,12 +137,12 @@ def family_lines(family: Family, trials: int, to_run: int, results: Path, dirs: 
     measured = False
     for gpu, durations in sorted((g, d) for g, d in recorded.items() if g != "none"):
         median = statistics.median(durations)
-        ratio = f" ({paper[0] / median:.2g}x the paper's speed)" if paper else ""
+        ratio = f" ({times(paper[0] / median)} the paper's speed)" if paper else ""
         lines.append(f"    measured: {len(durations)} trials ran on {gpu} here, median {median:.0f} s{ratio}: "
                      f"{to_run} to run x {median:.0f} s = {hours(to_run * median)}")
         measured = True
     for speedup in speedups.get(family.file.stem, []):
-        head = (f"    measured: {speedup.device_name} trains {family.file.stem} {speedup.ratio:.2g}x as many steps per "
+        head = (f"    measured: {speedup.device_name} trains {family.file.stem} {times(speedup.ratio)} as many steps per "
                 f"second as one CPU thread ({_shown(speedup.report)}, generated data)")
         if "none" in recorded:
             per_trial = statistics.median(recorded["none"]) / speedup.ratio

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from syw.errors import ConfigError
-from syw.experiments.cost import cost_lines, gpu_reports
+from syw.experiments.cost import cost_lines, gpu_reports, times
 from syw.experiments.space import load_family, study_config
 from tests.runner_util import run
 
@@ -125,3 +125,8 @@ def test_a_variant_says_whose_paper_time_it_uses_and_a_bad_time_is_named(tmp_pat
     bad = load_family("esim_bad", name="esim", dirs=[tmp_path])
     with pytest.raises(ConfigError, match=r"esim_bad.yaml: reported.training_duration_seconds: must be a positive"):
         cost_lines("s", [bad], {"esim": 4}, {"esim": list(range(4))}, tmp_path / "results", [tmp_path], reports=tmp_path)
+
+
+@pytest.mark.parametrize(("ratio", "shown"), [(101.3, "100x"), (66.46, "66x"), (5.0, "5x"), (0.456, "0.46x"), (1.0, "1x")])
+def test_a_speed_ratio_has_two_significant_digits_and_no_exponent(ratio, shown):
+    assert times(ratio) == shown
