@@ -176,6 +176,6 @@ def cost_lines(study: str, families: list[Family], trials: dict[str, int], todo:
     if not any_measured:
         why = ("no CPU trial of these families has run here for the GPU check's speed-ups to scale" if speedups else
                "; ".join([f"no {_shown(reports / '*.json')} report from a CUDA device", *notes]))
-        lines.append(f"  no measured speed ratio ({why}; no trial of them has run on a GPU here): "
-                     "the hours are at the paper's speed")
+        hours_are = "the hours are at the paper's speed" if totals else "no hours to give: the paper reports no training time"
+        lines.append(f"  no measured speed ratio ({why}; no trial of them has run on a GPU here): {hours_are}")
     return lines

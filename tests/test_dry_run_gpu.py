@@ -130,3 +130,11 @@ def test_a_variant_says_whose_paper_time_it_uses_and_a_bad_time_is_named(tmp_pat
 @pytest.mark.parametrize(("ratio", "shown"), [(101.3, "100x"), (66.46, "66x"), (5.0, "5x"), (0.456, "0.46x"), (1.0, "1x")])
 def test_a_speed_ratio_has_two_significant_digits_and_no_exponent(ratio, shown):
     assert times(ratio) == shown
+
+
+def test_without_a_paper_time_there_are_no_hours_to_give(tmp_path):
+    lines = cost_lines("ptb_melis", [load_family("ptb_lstm", name="lstm")], {"lstm": 1500}, {"lstm": list(range(1500))},
+                       tmp_path / "results", [], reports=tmp_path)
+    assert lines[1:] == ["  lstm: 1500 trials; the paper reports no training time for ptb_lstm.yaml",
+                         f"  no measured speed ratio (no {tmp_path / '*.json'} report from a CUDA device; no trial of them has run "
+                         "on a GPU here): no hours to give: the paper reports no training time"]
