@@ -109,6 +109,9 @@ def check_run_settings(cfg: DictConfig, where: str) -> None:
     _number(cfg, "tuner.seed", where, integer=True)
     _number(cfg, "tuner.concurrency", where, integer=True, low=1)
     _number(cfg, "tuner.startup_trials", where, integer=True, low=1)  # a GP needs a trial to fit
+    only = cfg.get("only")
+    if only is not None and not _trial_indices(only):
+        raise ConfigError(where, "only", f"must be null or a list of distinct trial indices >= 0, e.g. [3, 7], got {only!r}")
     for flag in ("dry_run", "retry_failed"):
         if not isinstance(cfg.get(flag), bool):
             raise ConfigError(where, flag, f"must be true or false, got {cfg.get(flag)!r}")
@@ -124,6 +127,13 @@ def check_run_settings(cfg: DictConfig, where: str) -> None:
     for folder in dirs or []:
         if not Path(str(folder)).is_dir():
             raise ConfigError(where, "paths.family_dirs", f"{folder} is not a folder")
+
+
+def _trial_indices(value: Any) -> bool:
+    """Whether ``value`` is a non-empty list of distinct non-negative integers."""
+    items = list(value) if OmegaConf.is_list(value) or isinstance(value, list) else []
+    return bool(items) and len(set(items)) == len(items) and all(
+        isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in items)
 
 
 def check_records_match(family: Family, seed: int, path: Path) -> None:

@@ -3,9 +3,9 @@
 Checks the study, its families and any existing records before Ray starts
 (:mod:`experiments.checks`), then runs every trial index without a record in
 ``results/<study>/<family>.jsonl`` (so the same command resumes a killed run; with
-``retry_failed=true`` also the indices whose latest record failed), appending one record per
-finished trial (:mod:`experiments.trial`, :mod:`experiments.progress`) on a local Ray or a
-cluster (:mod:`experiments.cluster`). Assignments are seeded random draws, or suggested by an
+``retry_failed=true`` also the indices whose latest record failed; with ``only=[3, 7]`` only
+those indices), appending one record per finished trial (:mod:`experiments.trial`,
+:mod:`experiments.progress`) on a local Ray or a cluster (:mod:`experiments.cluster`). Assignments are seeded random draws, or suggested by an
 adaptive tuner (``strategy=gp``, :mod:`experiments.tuner`) recorded in a file of its own.
 """
 from __future__ import annotations
@@ -142,9 +142,23 @@ def print_assignments(cfg: DictConfig, family: Family, done: set[int]) -> None:
 
 
 def pending(cfg: DictConfig, family: str, path: Path) -> list[int]:
-    """The trial indices below the family's trial count that ``path`` has no record for (or, with
-    ``retry_failed``, no ok one)."""
-    return sorted(set(range(family_trials(cfg, family))) - done_indices(path, retry_failed=cfg.retry_failed))
+    """The trial indices below the family's trial count (or those ``only`` names) that ``path`` has no
+    record for (or, with ``retry_failed``, no ok one)."""
+    wanted = set(cfg.only) if cfg.get("only") is not None else set(range(family_trials(cfg, family)))
+    return sorted(wanted - done_indices(path, retry_failed=cfg.retry_failed))
+
+
+def check_only(cfg: DictConfig, family: Family) -> None:
+    """``only`` picks trials of a random search, each below the family's trial count."""
+    if cfg.get("only") is None:
+        return
+    tuner, count = tuner_of(cfg, family), family_trials(cfg, family.name)
+    if tuner.adaptive:
+        raise ConfigError(study_file(), "only", f"an adaptive search ({tuner.strategy}) suggests its trials in order: "
+                                                "only is for random search")
+    beyond = [i for i in cfg.only if i >= count]
+    if beyond:
+        raise ConfigError(study_file(), "only", f"trial {beyond[0]} is not below {family.name}'s {count} trials")
 
 
 def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
@@ -160,6 +174,7 @@ def prepare(cfg: DictConfig) -> tuple[list[Family], dict[str, list[int]], Path]:
     for family in families:
         path = records_file(cfg, family)
         tuner = tuner_of(cfg, family)
+        check_only(cfg, family)
         if tuner.adaptive:
             check_adaptive(family, tuner, cfg.seed, path, cfg.retry_failed, study_file())
         else:
@@ -197,7 +212,7 @@ def main(cfg: DictConfig) -> None:
         families, todo, results = prepare(cfg)
     if cfg.dry_run:
         for family in families:
-            print_assignments(cfg, family, set(range(family_trials(cfg, family.name))) - set(todo[family.name]))
+            print_assignments(cfg, family, done_indices(records_file(cfg, family), retry_failed=cfg.retry_failed))
         with exit_on(ConfigError, RecordError):
             print("\n".join(cost_lines(cfg.study.name, families, {f.name: family_trials(cfg, f.name) for f in families}, todo, results,
                                        [Path(d) for d in cfg.paths.get("family_dirs") or []])))
@@ -205,7 +220,8 @@ def main(cfg: DictConfig) -> None:
     if not any(todo.values()):
         kept = "ok records" if cfg.retry_failed else "records (retry_failed=true reruns the failed ones)"
         counts = ", ".join(f"{family_trials(cfg, name)} of {name}" for name in todo)
-        print(f"{cfg.study.name}: all trials ({counts}) have {kept} in {results}; nothing to run")
+        which = f"trials {list(cfg.only)}" if cfg.get("only") is not None else f"all trials ({counts})"
+        print(f"{cfg.study.name}: {which} have {kept} in {results}; nothing to run")
         return
     started = time.perf_counter()
     joined = start_ray(cfg.ray.address, cfg.ray.verbose)

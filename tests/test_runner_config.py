@@ -51,6 +51,20 @@ def test_bad_per_family_trial_counts(tmp_path, override, key):
     assert f": {key}: " in _bad(tmp_path, "study=toy", override)
 
 
+@pytest.mark.parametrize("override, problem", [
+    ("only=3", "must be null or a list of distinct trial indices >= 0, e.g. [3, 7], got 3"),
+    ("only=[]", "must be null or a list of distinct trial indices >= 0"),
+    ("only=[1,1]", "must be null or a list of distinct trial indices >= 0"),
+    ("only=[-1]", "must be null or a list of distinct trial indices >= 0"),
+    ("only=[a]", "must be null or a list of distinct trial indices >= 0"),
+    ("only=[1,5]", "trial 5 is not below toy's 4 trials"),
+    ("strategy=gp", "an adaptive search (gp) suggests its trials in order: only is for random search"),
+])
+def test_bad_only(tmp_path, override, problem):
+    line = _bad(tmp_path, "study=toy", "trials=4", *(["only=[1]", override] if override == "strategy=gp" else [override]))
+    assert line.split("conf/study/toy.yaml: ", 1)[1].startswith(f"only: {problem}"), line
+
+
 def test_a_family_can_have_its_own_trial_count(tmp_path):
     """study.trials gives one family its own count (the SciTail n-gram baseline's 100); the others keep ``trials``."""
     done = run("study=toy", "trials=2", "dry_run=true", f"paths.results_dir={tmp_path}",

@@ -254,6 +254,25 @@ def test_retry_failed_reruns_failed_trials_and_the_latest_record_counts(tmp_path
     assert again.returncode == 0 and "nothing to run" in again.stdout
 
 
+def test_only_runs_the_named_trials_and_the_plain_command_the_rest(tmp_path):
+    overrides = ["study=toy", "trials=4", f"paths.results_dir={tmp_path}"]
+    path = tmp_path / "toy" / "toy.jsonl"
+    some = run(*overrides, "only=[3,1]")
+    assert some.returncode == 0, some.stderr[-3000:]
+    assert "2 of 4 trials to run" in some.stdout
+    assert sorted(r["trial"] for r in records(path)) == [1, 3]
+    again = run(*overrides, "only=[1,3]")
+    assert again.returncode == 0 and "trials [1, 3] have records" in again.stdout and "nothing to run" in again.stdout
+    rest = run(*overrides)
+    assert rest.returncode == 0 and "2 of 4 trials to run" in rest.stdout
+    whole = run("study=toy", "trials=4", f"paths.results_dir={tmp_path / 'whole'}")
+    assert whole.returncode == 0
+
+    def by_trial(p):
+        return {r["trial"]: (r["params"], r["value"]) for r in records(p)}
+    assert by_trial(path) == by_trial(tmp_path / "whole" / "toy" / "toy.jsonl")  # the same draws, whichever run ran them
+
+
 def test_a_corrupt_sst_file_stops_the_lr_study_and_it_runs_once_fixed(tmp_path):
     """A label 7 in the SST training file: every trial would fail alike, so none is recorded."""
     from tests.fixtures_sst import write_sst_fixture
