@@ -5,8 +5,9 @@ Checks the study, its families and any existing records before Ray starts
 ``results/<study>/<family>.jsonl`` (so the same command resumes a killed run; with
 ``retry_failed=true`` also the indices whose latest record failed; with ``only=[3, 7]`` only
 those indices), appending one record per finished trial (:mod:`experiments.trial`,
-:mod:`experiments.progress`) on a local Ray or a cluster (:mod:`experiments.cluster`). Assignments are seeded random draws, or suggested by an
-adaptive tuner (``strategy=gp``, :mod:`experiments.tuner`) recorded in a file of its own.
+:mod:`experiments.progress`) on a local Ray or a cluster (:mod:`experiments.cluster`).
+Assignments are seeded random draws, or suggested by an adaptive tuner (``strategy=gp``,
+:mod:`experiments.tuner`) recorded in a file of its own.
 """
 from __future__ import annotations
 
