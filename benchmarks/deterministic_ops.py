@@ -1,8 +1,8 @@
 """Which ops of each model ``torch.use_deterministic_algorithms(True)`` swaps for a deterministic
 version on CUDA (docs/gpu.md, "Determinism on CUDA").
 
-Trial 0 of seed 0 of a family file (as :mod:`benchmarks.gpu_check` samples and builds it, on the task
-adapter's generated data) takes one training forward and backward step on the CPU under a
+Trial 0 of seed 0 of a family file (:func:`benchmarks.gpu_check.trial_zero`, on the task adapter's
+generated data) takes one training forward and backward step on the CPU under a
 ``TorchDispatchMode`` that notes every aten op, and whether its first input requires grad. The ops
 are matched against torch's own list (the docstring of ``torch.use_deterministic_algorithms``,
 torch 2.13: "the following normally-nondeterministic operations will act deterministically"), read
@@ -14,7 +14,6 @@ this is what the model's code asks for, not a CUDA trace.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.gpu_check import FAMILY_DIR, SEED, assignment, read_family  # noqa: E402
+from benchmarks.gpu_check import FAMILY_DIR, SEED, trial_zero  # noqa: E402
 from syw.entry import run_main  # noqa: E402
 from syw.models.trainer import seed_everything  # noqa: E402
 
@@ -86,22 +85,15 @@ def _accumulates(args: tuple, kwargs: dict[str, Any]) -> bool:
 
 def training_step_calls(stem: str) -> set[Call] | None:
     """The aten ops of one training step of ``stem``'s trial 0; None for a family without a torch model."""
-    spec = read_family(stem)
-    module = importlib.import_module(spec.train_target.rpartition(".")[0])
-    if not hasattr(module, "build"):
-        return None
-    params = assignment(spec, module.SETTINGS, 1)
-    data = module.TASK.synthetic()
-    data = module.prepare(data) if hasattr(module, "prepare") else data
     seed_everything(SEED)
-    model = module.build(params, data)
-    if not isinstance(model, torch.nn.Module):
+    trial = trial_zero(stem, epochs=1)
+    if trial.cpu_only is not None:
         return None
-    layout = (module.layout(params),) if hasattr(module, "layout") else ()
-    batch = next(iter(module.TASK.training_batches(data.train, params, torch.Generator().manual_seed(SEED), *layout)))
-    model.train()
+    generator = torch.Generator().manual_seed(SEED)
+    batch = next(iter(trial.module.TASK.training_batches(trial.data.train, trial.params, generator, *trial.layout)))
+    trial.model.train()
     with OpTrace() as trace:
-        model(**batch)["loss"].backward()
+        trial.model(**batch)["loss"].backward()
     return trace.calls
 
 

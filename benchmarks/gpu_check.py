@@ -159,24 +159,49 @@ def steps_per_second(module: Any, params: dict[str, Any], data: Any, layout: tup
     return steps / (time.perf_counter() - start)
 
 
-def check_family(stem: str, device: torch.device, *, epochs: int, seconds: float, min_steps: int,
-                 cpu_timing: bool = True) -> dict[str, Any]:
-    """One family file on ``device``: the adapter's run, the device and checkpoint checks, the timings
-    (on one CPU thread too, unless ``cpu_timing`` is off)."""
+@dataclasses.dataclass(frozen=True)
+class TrialZero:
+    """Trial 0 of a family file on its task adapter's generated data, built once: what the checks
+    train; ``cpu_only`` says why a family has no torch model to train (None when it has one)."""
+
+    target: str
+    module: Any = None
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    data: Any = None
+    layout: tuple = ()
+    model: nn.Module | None = None
+    cpu_only: str | None = None
+
+
+def trial_zero(stem: str, epochs: int) -> TrialZero:
+    """Trial 0 of seed 0 of ``stem`` (:func:`assignment`), its generated data (a test split, scored
+    every epoch, is the dev split, so that it runs on the device too) and its model."""
     spec = read_family(stem)
     module = importlib.import_module(spec.train_target.rpartition(".")[0])
-    entry: dict[str, Any] = {"model": spec.train_target}
     if not hasattr(module, "build"):
-        return entry | {"status": "cpu_only", "reason": "a synthetic objective of the settings (numpy): no model to train"}
+        return TrialZero(spec.train_target, cpu_only="a synthetic objective of the settings (numpy): no model to train")
     params = assignment(spec, module.SETTINGS, epochs)
     data = module.TASK.synthetic()
-    if "test" in {field.name for field in dataclasses.fields(data)}:  # a test split is scored every epoch: on the device too
+    if "test" in {field.name for field in dataclasses.fields(data)}:
         data = dataclasses.replace(data, test=data.dev)
     data = module.prepare(data) if hasattr(module, "prepare") else data
     model = module.build(params, data)
     if not isinstance(model, nn.Module):
-        return entry | {"status": "cpu_only", "reason": f"a {type(model).__name__} of {type(model).__module__.split('.')[0]}, a CPU-only library"}
+        return TrialZero(spec.train_target, cpu_only=f"a {type(model).__name__} of {type(model).__module__.split('.')[0]}, "
+                                                      "a CPU-only library")
     layout = (module.layout(params),) if hasattr(module, "layout") else ()
+    return TrialZero(spec.train_target, module, params, data, layout, model)
+
+
+def check_family(stem: str, device: torch.device, *, epochs: int, seconds: float, min_steps: int,
+                 cpu_timing: bool = True) -> dict[str, Any]:
+    """One family file on ``device``: the adapter's run, the device and checkpoint checks, the timings
+    (on one CPU thread too, unless ``cpu_timing`` is off)."""
+    trial = trial_zero(stem, epochs)
+    entry: dict[str, Any] = {"model": trial.target}
+    if trial.cpu_only is not None:
+        return entry | {"status": "cpu_only", "reason": trial.cpu_only}
+    module, params, data, layout = trial.module, trial.params, trial.data, trial.layout
     built: list[nn.Module] = []
 
     def build() -> nn.Module:
