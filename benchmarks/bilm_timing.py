@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.flops import clock, efficiency, matmul_gflops, pass_flops  # noqa: E402
 from syw.entry import run_main  # noqa: E402
-from syw.models.elmo.pretrain import Encoded, LanguageModel, bilm_options  # noqa: E402
+from syw.models.elmo.lm import Encoded, LanguageModel  # noqa: E402
+from syw.models.elmo.pretrain import bilm_options  # noqa: E402
 
 SIZES = [(512, 128, 4), (256, 64, 8), (128, 32, 16)]  # cell, projection, filter divisor
 VOCAB, BATCH, LENGTH, SAMPLES = 20_000, 64, 25, 1024

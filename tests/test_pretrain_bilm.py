@@ -1,4 +1,4 @@
-"""models/elmo/pretrain.py and data/bilm_corpus.py: the language-model targets, the sampled softmax,
+"""models/elmo/pretrain.py, models/elmo/lm.py and data/bilm_corpus.py: the language-model targets, the sampled softmax,
 the corpus, and a few steps on a tiny corpus that write a biLM the ELMo loader reads, going on from
 the checkpoint when run again."""
 from __future__ import annotations
@@ -15,8 +15,9 @@ from syw.data.fetch import file_digest
 from syw.entry import run_main
 from syw.models.elmo.checkpoint import load_bilm
 from syw.models.elmo.checksum import weights_sha256
+from syw.models.elmo.lm import Encoded, LanguageModel, log_uniform_log_q, sampled_softmax_loss
 from syw.models.elmo.options import options_from_json, options_to_json
-from syw.models.elmo.pretrain import CHECKPOINT_FORMAT, Encoded, LanguageModel, bilm_options, log_uniform_log_q, main, sampled_softmax_loss
+from syw.models.elmo.pretrain import CHECKPOINT_FORMAT, bilm_options, main
 from tests.fixtures_sst import write_sst_fixture
 
 TINY = ["--cell-dim", "16", "--projection-dim", "8", "--filter-divisor", "32", "--min-count", "1",

@@ -54,15 +54,14 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from syw.data.bilm_corpus import build_vocabulary, read_corpus, read_text_corpus
 from syw.data.fetch import file_digest
 from syw.entry import run_main
-from syw.models.elmo.bilm import BiLm, BiLmOptions
-from syw.models.elmo.chars import MAX_WORD_LENGTH, word_to_char_ids
+from syw.models.elmo.bilm import BiLmOptions
 from syw.models.elmo.checkpoint import save_bilm
+from syw.models.elmo.lm import Encoded, LanguageModel, batches, perplexity
 from syw.models.elmo.options import options_to_json
 from syw.models.resume import rng_state, set_rng_state
 
@@ -77,106 +76,6 @@ def bilm_options(cell_dim: int = 256, projection_dim: int = 64, filter_divisor: 
     return BiLmOptions(char_dim=16, filters=filters, n_highway=2, n_characters=262, max_characters_per_token=50,
                        cell_dim=cell_dim, projection_dim=projection_dim, n_layers=2, cell_clip=3.0, proj_clip=3.0,
                        use_skip_connections=True)
-
-
-class LanguageModel(nn.Module):
-    """A :class:`BiLm` with a softmax over ``vocab_size`` words shared by both directions."""
-
-    def __init__(self, options: BiLmOptions, vocab_size: int, dropout: float = 0.1):
-        super().__init__()
-        self.bilm = BiLm(options)
-        self.softmax = nn.Linear(options.projection_dim, vocab_size)
-        self.dropout = nn.Dropout(dropout)
-
-    def states(self, char_ids: torch.Tensor, word_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Chars (B,T,50), word ids (B,T) -> top-layer states (N, P) and the word each predicts (N,)."""
-        layers, mask = self.bilm(char_ids)
-        top, half = layers[-1], self.bilm.options.projection_dim
-        edge = torch.zeros_like(word_ids[:, :1])  # <S> is word 0
-        targets = torch.cat([edge, word_ids, edge], dim=1)
-        targets[torch.arange(len(targets)), mask.sum(dim=1) - 1] = 1  # </S>
-        ahead = mask[:, 1:]  # position t+1 exists: forward at t predicts it, backward at t+1 predicts t
-        states = torch.cat([top[:, :-1, :half][ahead], top[:, 1:, half:][ahead]])
-        return self.dropout(states), torch.cat([targets[:, 1:][ahead], targets[:, :-1][ahead]])
-
-    def loss(self, char_ids: torch.Tensor, word_ids: torch.Tensor, samples: int = 0,
-             generator: torch.Generator | None = None) -> torch.Tensor:
-        """Mean negative log-likelihood of both directions' next words: full softmax, or sampled."""
-        states, targets = self.states(char_ids, word_ids)
-        if samples == 0 or samples >= self.softmax.out_features:
-            return F.cross_entropy(self.softmax(states), targets)
-        return sampled_softmax_loss(states, targets, self.softmax.weight, self.softmax.bias, samples, generator)
-
-
-def log_uniform_log_q(ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
-    """log P(id) under the log-uniform (Zipf) sampler: (log(id+2) − log(id+1)) / log(V+1)."""
-    ids = ids.to(torch.float32)
-    return torch.log((torch.log(ids + 2) - torch.log(ids + 1)) / math.log(vocab_size + 1))
-
-
-def sampled_softmax_loss(states: torch.Tensor, targets: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
-                         samples: int, generator: torch.Generator | None = None) -> torch.Tensor:
-    """Sampled softmax (Jean et al., 2015) with ``samples`` candidates drawn with replacement, shared
-    by the batch; logits minus log(expected count), candidates equal to the target masked out."""
-    vocab = weight.shape[0]
-    u = torch.rand(samples, generator=generator)
-    candidates = (torch.exp(u * math.log(vocab + 1)) - 1).long().clamp_(0, vocab - 1)
-    shift = math.log(samples)
-    true = (states * weight[targets]).sum(-1) + bias[targets] - log_uniform_log_q(targets, vocab) - shift
-    sampled = states @ weight[candidates].T + bias[candidates] - log_uniform_log_q(candidates, vocab) - shift
-    sampled = sampled.masked_fill(candidates.unsqueeze(0) == targets.unsqueeze(1), -math.inf)
-    logits = torch.cat([true.unsqueeze(1), sampled], dim=1)
-    return F.cross_entropy(logits, torch.zeros_like(targets))
-
-
-def batches(sentences: list[list[str]], batch_size: int, seed: int, epoch: int) -> list[list[int]]:
-    """Sentence indices in length-sorted batches (ties in random order), the batches shuffled by epoch."""
-    g = torch.Generator().manual_seed(seed * 100_003 + epoch)
-    lengths = torch.tensor([len(s) for s in sentences], dtype=torch.float64)
-    order = torch.argsort(lengths + torch.rand(len(sentences), generator=g, dtype=torch.float64)).split(batch_size)
-    return [order[i].tolist() for i in torch.randperm(len(order), generator=g).tolist()]
-
-
-class Encoded:
-    """Sentences as word ids (<UNK> = 2) and rows of one character-id table (row 0: padding),
-    computed once: a batch is then two gathers."""
-
-    def __init__(self, sentences: list[list[str]], word_index: dict[str, int]):
-        rows: dict[str, int] = {}
-        self.spellings = [[rows.setdefault(w, len(rows) + 1) for w in s] for s in sentences]
-        self.words = [[word_index.get(w, 2) for w in s] for s in sentences]
-        self.table = torch.zeros(len(rows) + 1, MAX_WORD_LENGTH, dtype=torch.long)
-        for word, row in rows.items():
-            self.table[row] = torch.tensor(word_to_char_ids(word))
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-    def batch(self, indices: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Character ids (B,T,50) and word ids (B,T) of the sentences ``indices``."""
-        longest = max(len(self.words[i]) for i in indices)
-        spellings, words = (torch.zeros(len(indices), longest, dtype=torch.long) for _ in range(2))
-        for row, i in enumerate(indices):
-            spellings[row, :len(self.words[i])] = torch.tensor(self.spellings[i])
-            words[row, :len(self.words[i])] = torch.tensor(self.words[i])
-        return self.table[spellings], words
-
-
-@torch.no_grad()
-def perplexity(model: LanguageModel, sentences: Encoded, batch_size: int = 64) -> float:
-    """exp(mean NLL) of both directions over ``sentences``, full softmax, in eval mode, the LSTM
-    starting from zero states; training's carried states are put back afterwards."""
-    carried = model.bilm.lstm.carried_states()
-    model.bilm.reset_states()
-    model.eval()
-    total = count = 0.0
-    for start in range(0, len(sentences), batch_size):
-        states, targets = model.states(*sentences.batch(list(range(start, min(start + batch_size, len(sentences))))))
-        total += F.cross_entropy(model.softmax(states), targets, reduction="sum").item()
-        count += len(targets)
-    model.train()
-    model.bilm.lstm.restore_states(carried)
-    return math.exp(total / count)
 
 
 class CheckpointMismatch(ValueError):
@@ -198,18 +97,118 @@ def write_bilm(model: LanguageModel, vocab: list[str], out: Path, metrics: dict)
     (out / "metrics.json").write_text(json.dumps({**metrics, "weights_sha256": sha256}, indent=2) + "\n", encoding="utf-8")
     return sha256
 
+class _Window:
+    """Tokens, summed loss and steps since the last progress line."""
+
+    def __init__(self) -> None:
+        self.start, self.tokens, self.loss, self.steps = time.perf_counter(), 0, 0.0, 0
+
+    def add(self, tokens: int, loss: float) -> None:
+        self.tokens, self.loss, self.steps = self.tokens + tokens, self.loss + loss, self.steps + 1
+
+
+class _Run:
+    """One run of ``syw pretrain-bilm``: the model, Adam, the softmax's generator and the position in
+    the corpus, and the checkpoint that carries all of them (and the LSTM's states) to the next run."""
+
+    def __init__(self, args: argparse.Namespace, model: LanguageModel, config: dict, checkpoint: Path):
+        self.args, self.model, self.config, self.checkpoint = args, model, config, checkpoint
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+        self.generator = torch.Generator().manual_seed(args.seed * 7919)  # the softmax's candidates
+        self.state = {"step": 0, "tokens": 0, "epoch": 0, "position": 0, "seconds": 0.0}
+        self.seconds_before, self.start = 0.0, time.perf_counter()
+
+    def resume(self) -> None:
+        """Go on from the checkpoint, if there is one; one trained with other settings is refused."""
+        if not self.checkpoint.is_file():
+            return
+        saved = torch.load(self.checkpoint, weights_only=False)
+        if saved["config"] != self.config:
+            differ = ", ".join(f"{k} {saved['config'].get(k)!r} there, {v!r} now" for k, v in self.config.items()
+                               if saved["config"].get(k) != v)
+            raise CheckpointMismatch(f"{self.checkpoint} was trained with other settings ({differ}): choose another "
+                                     "--out or delete it")
+        self.model.load_state_dict(saved["model"])
+        self.optimizer.load_state_dict(saved["optimizer"])
+        self.state, self.seconds_before = saved["state"], saved["state"]["seconds"]
+        set_rng_state(saved["rng"], self.generator)
+        self.model.bilm.lstm.restore_states(saved["lstm_states"])
+        print(f"going on from {self.checkpoint}: step {self.state['step']}, {self.state['tokens']:,} tokens", flush=True)
+
+    def save(self) -> None:
+        """Write the checkpoint atomically (a kill while writing leaves the previous one)."""
+        self.state["seconds"] = self.seconds()
+        torch.save({"config": self.config, "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                    "state": self.state, "rng": rng_state(self.generator),
+                    "lstm_states": self.model.bilm.lstm.carried_states()}, self.checkpoint.with_suffix(".tmp"))
+        self.checkpoint.with_suffix(".tmp").replace(self.checkpoint)
+
+    def seconds(self) -> float:
+        """Training seconds over all runs so far."""
+        return self.seconds_before + time.perf_counter() - self.start
+
+    def step(self, train: Encoded, indices: list[int]) -> tuple[int, float]:
+        """One Adam step on the sentences ``indices``; returns their tokens and the loss."""
+        loss = self.model.loss(*train.batch(indices), self.args.samples, self.generator)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.model.parameters(), 5.0)
+        self.optimizer.step()
+        tokens, state = sum(len(train.words[i]) for i in indices), self.state
+        state["step"], state["position"], state["tokens"] = state["step"] + 1, state["position"] + 1, state["tokens"] + tokens
+        return tokens, loss.item()
+
+    def progress(self, window: _Window, epoch_batches: int) -> str:
+        """The progress line: epoch, tokens, rate, mean loss and perplexity since the last line, time, ETA."""
+        args, state, now = self.args, self.state, time.perf_counter()
+        rate = window.tokens / (now - window.start)
+        eta = (args.tokens - state["tokens"]) / rate
+        if args.minutes is not None:
+            eta = min(eta, 60 * args.minutes - (now - self.start))
+        mean = window.loss / window.steps
+        return (f"step {state['step']:,} | epoch {state['epoch'] + state['position'] / epoch_batches:.2f} | "
+                f"{state['tokens']:,} tokens | {rate:,.0f} tokens/s | loss {mean:.3f} "
+                f"({'sampled' if args.samples else 'full'}; perplexity {math.exp(min(mean, 50)):,.1f}) | "
+                f"{self.seconds() / 60:.1f} min, ETA {max(eta, 0) / 60:.1f} min")
+
+    def train(self, sentences: list[list[str]], train: Encoded, heldout: Encoded) -> None:
+        """Steps until ``--tokens`` or ``--minutes``, a progress line every ``--log-every`` steps and a
+        checkpoint (with the held-out perplexity) every ``--checkpoint-minutes``; a checkpoint at the end."""
+        args, state = self.args, self.state
+        self.start = last_save = time.perf_counter()
+        order, window = None, _Window()
+        self.model.train()
+        while state["tokens"] < args.tokens and (args.minutes is None or time.perf_counter() - self.start < 60 * args.minutes):
+            if order is None or state["position"] >= len(order):
+                if order is not None:
+                    state["epoch"], state["position"] = state["epoch"] + 1, 0
+                order = batches(sentences, args.batch_size, args.seed, state["epoch"])
+            window.add(*self.step(train, order[state["position"]]))
+            if state["step"] % args.log_every == 0:
+                print(self.progress(window, len(order)), flush=True)
+                window = _Window()
+            if time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
+                self.save()
+                last_save = time.perf_counter()
+                print(f"checkpoint {self.checkpoint}; held-out perplexity {perplexity(self.model, heldout):,.1f}", flush=True)
+        self.save()
+
+
+def _corpus(args: argparse.Namespace, options: BiLmOptions):
+    """The training text (``--text`` or SQuAD and SST) and the output folder named after it."""
+    if args.text is not None:
+        return (Path(args.out or default_out(options, args.text.stem)),
+                read_text_corpus(args.text, args.heldout_articles, args.max_length, args.language))
+    return Path(args.out or default_out(options)), read_corpus(args.data_dir, args.heldout_articles, args.max_length,
+                                                               args.squad_file)
+
 
 def pretrain(args: argparse.Namespace) -> Path:
     """Train (or go on training) the biLM that ``args`` describe; write it; return its folder."""
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(args.flush_denormal)
     options = bilm_options(args.cell_dim, args.projection_dim, args.filter_divisor)
-    if args.text is not None:
-        out = Path(args.out or default_out(options, args.text.stem))
-        corpus = read_text_corpus(args.text, args.heldout_articles, args.max_length, args.language)
-    else:
-        out = Path(args.out or default_out(options))
-        corpus = read_corpus(args.data_dir, args.heldout_articles, args.max_length, args.squad_file)
+    out, corpus = _corpus(args, options)
     out.mkdir(parents=True, exist_ok=True)
     vocab = build_vocabulary(corpus.train, args.min_count)
     word_index = {word: i for i, word in enumerate(vocab)}
@@ -218,72 +217,16 @@ def pretrain(args: argparse.Namespace) -> Path:
     model = LanguageModel(options, len(vocab))
     with torch.no_grad():
         model.bilm.token_embedder.char_embedding[0] = 0.0  # the padding row, as the loader sets it
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     config = {"options": options_to_json(options), "corpus_sha256": corpus.sha256, "vocab_size": len(vocab),
               "batch_size": args.batch_size, "samples": args.samples, "lr": args.lr, "seed": args.seed,
               "flush_denormal": args.flush_denormal, "checkpoint_format": CHECKPOINT_FORMAT}
-    state = {"step": 0, "tokens": 0, "epoch": 0, "position": 0, "seconds": 0.0}
-    checkpoint = out / "checkpoint.pt"
-    generator = torch.Generator().manual_seed(args.seed * 7919)  # the softmax's candidates
-    if checkpoint.is_file():
-        saved = torch.load(checkpoint, weights_only=False)
-        if saved["config"] != config:
-            differ = ", ".join(f"{k} {saved['config'].get(k)!r} there, {v!r} now" for k, v in config.items()
-                               if saved["config"].get(k) != v)
-            raise CheckpointMismatch(f"{checkpoint} was trained with other settings ({differ}): choose another "
-                                     "--out or delete it")
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        state = saved["state"]
-        set_rng_state(saved["rng"], generator)
-        model.bilm.lstm.restore_states(saved["lstm_states"])
-        print(f"going on from {checkpoint}: step {state['step']}, {state['tokens']:,} tokens", flush=True)
+    run = _Run(args, model, config, out / "checkpoint.pt")
+    run.resume()
     print(f"corpus: {'; '.join(corpus.sources)}: {corpus.train_tokens:,} training tokens, {len(heldout)} held-out "
           f"sentences; vocabulary {len(vocab):,}; biLM {sum(p.numel() for p in model.bilm.parameters()):,} weights "
           f"+ softmax {model.softmax.weight.numel():,}; target {args.tokens:,} tokens; {args.threads} threads", flush=True)
-    run_start = last_save = window_start = time.perf_counter()
-    seconds_before, window_tokens, window_loss, window_steps, order = state["seconds"], 0, 0.0, 0, None
-
-    def save() -> None:
-        state["seconds"] = seconds_before + time.perf_counter() - run_start
-        torch.save({"config": config, "model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state,
-                    "rng": rng_state(generator),
-                    "lstm_states": model.bilm.lstm.carried_states()}, checkpoint.with_suffix(".tmp"))
-        checkpoint.with_suffix(".tmp").replace(checkpoint)
-
-    model.train()
-    while state["tokens"] < args.tokens and (args.minutes is None or time.perf_counter() - run_start < 60 * args.minutes):
-        if order is None or state["position"] >= len(order):
-            if order is not None:
-                state["epoch"], state["position"] = state["epoch"] + 1, 0
-            order = batches(corpus.train, args.batch_size, args.seed, state["epoch"])
-        indices = order[state["position"]]
-        loss = model.loss(*train.batch(indices), args.samples, generator)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-        optimizer.step()
-        tokens = sum(len(train.words[i]) for i in indices)
-        state["step"], state["position"], state["tokens"] = state["step"] + 1, state["position"] + 1, state["tokens"] + tokens
-        window_tokens, window_loss, window_steps = window_tokens + tokens, window_loss + loss.item(), window_steps + 1
-        if state["step"] % args.log_every == 0:
-            now = time.perf_counter()
-            rate = window_tokens / (now - window_start)
-            eta = (args.tokens - state["tokens"]) / rate
-            if args.minutes is not None:
-                eta = min(eta, 60 * args.minutes - (now - run_start))
-            mean = window_loss / window_steps
-            print(f"step {state['step']:,} | epoch {state['epoch'] + state['position'] / len(order):.2f} | "
-                  f"{state['tokens']:,} tokens | {rate:,.0f} tokens/s | loss {mean:.3f} "
-                  f"({'sampled' if args.samples else 'full'}; perplexity {math.exp(min(mean, 50)):,.1f}) | "
-                  f"{(seconds_before + now - run_start) / 60:.1f} min, ETA {max(eta, 0) / 60:.1f} min", flush=True)
-            window_start, window_tokens, window_loss, window_steps = now, 0, 0.0, 0
-        if time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
-            save()
-            last_save = time.perf_counter()
-            print(f"checkpoint {checkpoint}; held-out perplexity {perplexity(model, heldout):,.1f}", flush=True)
-    save()
-    heldout_perplexity = perplexity(model, heldout)
+    run.train(corpus.train, train, heldout)
+    state, heldout_perplexity = run.state, perplexity(model, heldout)
     metrics = {"heldout_perplexity": heldout_perplexity, "heldout_sentences": len(heldout), "steps": state["step"],
                "tokens": state["tokens"], "finished": state["tokens"] >= args.tokens, "epochs": state["epoch"],
                "training_minutes": state["seconds"] / 60, "corpus": corpus.sources, "corpus_sha256": corpus.sha256,
@@ -293,6 +236,7 @@ def pretrain(args: argparse.Namespace) -> Path:
           f"after {state['tokens']:,} tokens{'' if metrics['finished'] else ' (stopped early: run again to go on)'}",
           flush=True)
     return out
+
 
 
 def main(argv: list[str] | None = None) -> int:
