@@ -79,6 +79,103 @@ def _fmt(value) -> str:
     return "-" if value is None or pd.isna(value) else f"{value:.4f}"
 
 
+def _scores(curves: list[Curve], options: Options, shown: list[int]) -> list[str]:
+    """Eq. 8 (or the quantile curve) at round budgets and at each N, its twin in brackets; adaptive
+    searches tabled as the best so far."""
+    title = ("Expected best score by budget (Eq. 8; unbiased in brackets)" if options.q is None
+             else f"{curve_name(options.q)} by budget (Eq. 8 in brackets)")
+    header = ["group", "N", "mean time"] + [f"n={n}" for n in shown] + ["best observed"]
+    out = [f"## {title}", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for c in curves:
+        beside = c.unbiased if options.q is None else c.mean
+        cells = [("-" if n > c.drawn.size else f"{c.drawn[n - 1]:.4f} (best so far)" if c.strategy
+                  else f"{c.drawn[n - 1]:.4f} [{beside[n - 1]:.4f}]" if n <= c.scores.size else "-") for n in shown]
+        best = c.scores.max() if options.maximize else c.scores.min()
+        out.append(f"| {c.name} | {c.scores.size} | {human_duration(c.mean_duration)} | " + " | ".join(cells)
+                   + f" | {best:.4f} |")
+    return out
+
+
+def _budget_rows(budgets: pd.DataFrame) -> list[str]:
+    """Trials (exact and at 3 decimals), time and forecast trials to reach each target."""
+    def trials(v) -> str:
+        return "not within N" if v is None or pd.isna(v) else str(int(v))
+
+    out = ["", "## Budget to reach each target", "",
+           "| group | target | where it comes from | trials | trials (3 decimals) | time | forecast trials |",
+           "|---|---|---|---|---|---|---|"]
+    for r in budgets.itertuples():
+        forecast = "" if r.forecast_trials is None or pd.isna(r.forecast_trials) else str(int(r.forecast_trials))
+        out.append(f"| {r.group} | {r.target:g} | {r.source or '-'} | {trials(r.trials)} | "
+                   f"{trials(r.trials_rounded_3dp)} | {human_duration(r.seconds)} | {forecast or '-'} |")
+    return out
+
+
+def _selected_rows(tested: list[Curve], shown: list[int]) -> list[str]:
+    """The winner's curse: the selected trial's expected test score and Eq. 8 of validation minus it."""
+    shown = [n for n in shown if n <= max(c.scores.size for c in tested)]
+    out = ["", "## Test score of the trial validation picks (the winner's curse)", "",
+           "Each cell: the expected test score of the selected trial, ± its SD, and in brackets Eq. 8 of the "
+           "validation scores minus it.", "",
+           "| group | " + " | ".join(f"n={n}" for n in shown) + " |", "|---" * (len(shown) + 1) + "|"]
+    for c in tested:
+        cells = [f"{c.selected[0][n - 1]:.4f} ± {c.selected[1][n - 1]:.4f} [{c.mean[n - 1] - c.selected[0][n - 1]:+.4f}]"
+                 if n <= c.scores.size else "-" for n in shown]
+        out.append(f"| {c.name} | " + " | ".join(cells) + " |")
+    return out
+
+
+def _adaptive_lines(adaptive: list[Curve]) -> list[str]:
+    """Why Eq. 8 is not applied to adaptive searches, and what is drawn instead."""
+    out = ["", "## Adaptive searches: Eq. 8 does not apply", ""]
+    out += [f"- {c.name}: {c.strategy}, {c.runs} run(s) of {c.drawn.size}+ trials; drawn and tabled as the best "
+            "score so far in trial order" + (" (the runs' mean, shaded ±1 SD across runs, up to the shortest run)"
+                                              if c.runs > 1 else "") for c in adaptive]
+    return out + ["", ADAPTIVE_RULE]
+
+
+def _forecast_rows(forecasts: list[Curve]) -> list[str]:
+    """Each group's fitted forecast at N and at the horizon, with its interval."""
+    horizon = forecasts[0].forecast.ns.size
+    out = ["", f"## Forecast to n = {horizon} ({forecasts[0].forecast.model})", "", f"**{VERDICT}**", "",
+           "| group | N | Eq. 8 at N | forecast at N | forecast at n = " + str(horizon)
+           + f" | {forecasts[0].forecast.level:.0%} interval | fitted |", "|---|---|---|---|---|---|---|"]
+    for c in forecasts:
+        f, n = c.forecast, c.scores.size
+        out.append(f"| {c.name} | {n} | {c.mean[-1]:.4f} | {f.mean[n - 1]:.4f} | {f.mean[-1]:.4f} | "
+                   f"[{_fmt(f.low[-1])}, {_fmt(f.high[-1])}] | {f.fitted} |")
+    return out
+
+
+def _rules(curves: list[Curve], options: Options, bounds: tuple[float, float] | None,
+           differences: list[Difference]) -> list[str]:
+    """How each number in the report is computed, one line per kind of number shown."""
+    out = ["", "## How each number is computed", "", f"- {EQ8}", f"- {SD}", f"- {UNBIASED}"]
+    if options.q is not None:
+        out.append(f"- {quantile_rule(options.q)}")
+    if options.confidence:
+        out.append(f"- {band_rule(options, bounds)}")
+        if options.band_method != "dkw" and any(np.unique(c.scores).size < c.scores.size for c in curves):
+            out.append(f"  Some scores are tied (a finite validation set): the `{options.band_method}` band's "
+                       "coverage is exact only for continuous scores; `--band-method dkw` holds regardless.")
+    if any(c.selected is not None for c in curves):
+        out.append(f"- {SELECTED_RULE}")
+    costly = [c for c in curves if c.cost is not None]
+    if costly:
+        out.append(f"- {COST_RULE} The simulation's standard error is at most "
+                   f"{max(c.cost.standard_error for c in costly):.2g}.")
+    if differences:
+        out.append(f"- {difference_rule(differences[0].confidence, options.band_method)}")
+    out.append(f"- **Budget to reach a target**: {RULE}")
+    forecasts = [c for c in curves if c.forecast is not None]
+    if forecasts:
+        out.append(f"- **Forecast**: {forecasts[0].forecast.rule()} Checked on the authors' published "
+                   "trials in docs/forecast_backtest.md.")
+    if any(c.durations is not None and np.ptp(c.durations) == 0 for c in curves):
+        out.append("- Every duration of a group is the same number: if these are placeholders, its time axis means nothing.")
+    return out
+
+
 def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: list[str], options: Options,
           budgets: pd.DataFrame, changes: list[str], bounds: tuple[float, float] | None,
           files: list[str], differences: list[Difference] = ()) -> str:
@@ -88,85 +185,22 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
            f"Groups: {columns['group']}. Training time: {columns['duration']}. Test score: {columns.get('test', 'none')}.",
            ""]
     out += [f"- note: {n}" for n in notes] + ([""] if notes else [])
-    budgets_shown = sorted({1, 5, 10} | {c.scores.size for c in curves})
-    header = ["group", "N", "mean time"] + [f"n={n}" for n in budgets_shown] + ["best observed"]
-    title = ("Expected best score by budget (Eq. 8; unbiased in brackets)" if options.q is None
-             else f"{curve_name(options.q)} by budget (Eq. 8 in brackets)")
-    out += [f"## {title}", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
-    for c in curves:
-        beside = c.unbiased if options.q is None else c.mean
-        cells = [("-" if n > c.drawn.size else f"{c.drawn[n - 1]:.4f} (best so far)" if c.strategy
-                  else f"{c.drawn[n - 1]:.4f} [{beside[n - 1]:.4f}]" if n <= c.scores.size else "-") for n in budgets_shown]
-        best = c.scores.max() if options.maximize else c.scores.min()
-        out.append(f"| {c.name} | {c.scores.size} | {human_duration(c.mean_duration)} | " + " | ".join(cells)
-                   + f" | {best:.4f} |")
-    if not budgets.empty:
-        out += ["", "## Budget to reach each target", "",
-                "| group | target | where it comes from | trials | trials (3 decimals) | time | forecast trials |",
-                "|---|---|---|---|---|---|---|"]
-        for r in budgets.itertuples():
-            trials = lambda v: "not within N" if v is None or pd.isna(v) else str(int(v))  # noqa: E731
-            forecast = "" if r.forecast_trials is None or pd.isna(r.forecast_trials) else str(int(r.forecast_trials))
-            out.append(f"| {r.group} | {r.target:g} | {r.source or '-'} | {trials(r.trials)} | "
-                       f"{trials(r.trials_rounded_3dp)} | {human_duration(r.seconds)} | {forecast or '-'} |")
+    shown = sorted({1, 5, 10} | {c.scores.size for c in curves})
+    out += _scores(curves, options, shown) + ([] if budgets.empty else _budget_rows(budgets))
     out += ["", "## Where one group overtakes another", ""]
     out += [f"- {line}" for line in changes] or ["- nowhere: one group leads at every shared budget"
                                                  if len(curves) > 1 else "- one group only"]
-    tested = [c for c in curves if c.selected is not None]
-    if tested:
-        shown = [n for n in budgets_shown if n <= max(c.scores.size for c in tested)]
-        out += ["", "## Test score of the trial validation picks (the winner's curse)", "",
-                "Each cell: the expected test score of the selected trial, ± its SD, and in brackets Eq. 8 of the "
-                "validation scores minus it.", "",
-                "| group | " + " | ".join(f"n={n}" for n in shown) + " |", "|---" * (len(shown) + 1) + "|"]
-        for c in tested:
-            cells = [f"{c.selected[0][n - 1]:.4f} ± {c.selected[1][n - 1]:.4f} [{c.mean[n - 1] - c.selected[0][n - 1]:+.4f}]"
-                     if n <= c.scores.size else "-" for n in shown]
-            out.append(f"| {c.name} | " + " | ".join(cells) + " |")
-    costly = [c for c in curves if c.cost is not None]
-    if costly:
+    if tested := [c for c in curves if c.selected is not None]:
+        out += _selected_rows(tested, shown)
+    if costly := [c for c in curves if c.cost is not None]:
         out += ["", f"## Within a wall-clock budget (cost-aware, {costly[0].cost.workers} worker(s))", ""]
         out += cost_rows(costly, budgets, options.maximize)
-    adaptive = [c for c in curves if c.strategy is not None]
-    if adaptive:
-        out += ["", "## Adaptive searches: Eq. 8 does not apply", ""]
-        out += [f"- {c.name}: {c.strategy}, {c.runs} run(s) of {c.drawn.size}+ trials; drawn and tabled as the best "
-                "score so far in trial order" + (" (the runs' mean, shaded ±1 SD across runs, up to the shortest run)"
-                                                  if c.runs > 1 else "") for c in adaptive]
-        out += ["", ADAPTIVE_RULE]
+    if adaptive := [c for c in curves if c.strategy is not None]:
+        out += _adaptive_lines(adaptive)
     if differences:
         out += ["", f"## Is one group better? ({differences[0].confidence:.0%} simultaneous band for the difference)", ""]
         out += [f"- {sentence(d)}" for d in differences]
-    forecasts = [c for c in curves if c.forecast is not None]
-    if forecasts:
-        horizon = forecasts[0].forecast.ns.size
-        out += ["", f"## Forecast to n = {horizon} ({forecasts[0].forecast.model})", "", f"**{VERDICT}**", "",
-                "| group | N | Eq. 8 at N | forecast at N | forecast at n = " + str(horizon)
-                + f" | {forecasts[0].forecast.level:.0%} interval | fitted |", "|---|---|---|---|---|---|---|"]
-        for c in forecasts:
-            f, n = c.forecast, c.scores.size
-            out.append(f"| {c.name} | {n} | {c.mean[-1]:.4f} | {f.mean[n - 1]:.4f} | {f.mean[-1]:.4f} | "
-                       f"[{_fmt(f.low[-1])}, {_fmt(f.high[-1])}] | {f.fitted} |")
-    out += ["", "## How each number is computed", "", f"- {EQ8}", f"- {SD}", f"- {UNBIASED}"]
-    if options.q is not None:
-        out.append(f"- {quantile_rule(options.q)}")
-    if options.confidence:
-        out.append(f"- {band_rule(options, bounds)}")
-        if options.band_method != "dkw" and any(np.unique(c.scores).size < c.scores.size for c in curves):
-            out.append(f"  Some scores are tied (a finite validation set): the `{options.band_method}` band's "
-                       "coverage is exact only for continuous scores; `--band-method dkw` holds regardless.")
-    if tested:
-        out.append(f"- {SELECTED_RULE}")
-    if costly:
-        out.append(f"- {COST_RULE} The simulation's standard error is at most "
-                   f"{max(c.cost.standard_error for c in costly):.2g}.")
-    if differences:
-        out.append(f"- {difference_rule(differences[0].confidence, options.band_method)}")
-    out.append(f"- **Budget to reach a target**: {RULE}")
-    if forecasts:
-        out.append(f"- **Forecast**: {forecasts[0].forecast.rule()} Checked on the authors' published "
-                   "trials in docs/forecast_backtest.md.")
-    if any(c.durations is not None and np.ptp(c.durations) == 0 for c in curves):
-        out.append("- Every duration of a group is the same number: if these are placeholders, its time axis means nothing.")
-    out += ["", "Files: " + ", ".join(f"`{f}`" for f in files), ""]
-    return "\n".join(out)
+    if forecasts := [c for c in curves if c.forecast is not None]:
+        out += _forecast_rows(forecasts)
+    out += _rules(curves, options, bounds, differences)
+    return "\n".join(out + ["", "Files: " + ", ".join(f"`{f}`" for f in files), ""])
