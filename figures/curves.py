@@ -52,51 +52,58 @@ def draw_curves(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str,
                      forecast_label=forecast_label)
 
 
-def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: str, ylabel: str, x: str,
-          log_x: bool, sd: bool, targets, maximize: bool, band_label: str | None,
-          forecast_label: str | None) -> list[Path]:
-    styles = colours([c.name for c in curves])
-    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
-    lows, highs, ends = [], [], []
-    for c in curves:
-        color, linestyle = styles[c.name]
-        xs = _axis(c, c.drawn.size, x)
-        ends.append(xs)
-        if c.strategy is not None:  # an adaptive search: what was observed, not Eq. 8
-            runs = f"mean of {c.runs} runs" if c.runs > 1 else "1 run"
-            ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, drawstyle="steps-post",
-                    label=f"{shown[c.name]}: best so far ({c.strategy}, adaptive; {runs}, N = {c.scores.size})")
-        else:
-            ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, label=f"{shown[c.name]} (N = {c.scores.size})")
-        # from the curve's start to the best score seen (failed trials would squash the curves)
-        lows.append(c.drawn.min() if maximize else c.scores.min())
-        highs.append(c.scores.max() if maximize else c.drawn.max())
-        if sd and c.quantile is None:
-            shade_sd(ax, xs, c.mean, c.sd, c.scores, color)
-            lows.append(np.clip(c.mean - c.sd, c.scores.min(), None).min() if maximize else lows[-1])
-            highs.append(highs[-1] if maximize else np.clip(c.mean + c.sd, None, c.scores.max()).max())
-        elif sd:
-            low, high = c.quartiles(maximize)
-            ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
-            lows.append(low.min())
-            highs.append(high.max())
-        if c.selected is not None:  # the winner's curse: what the trial validation picks scores on test data
-            ax.plot(xs, c.selected[0], color=color, ls="-.", lw=1.2)
-            lows.append(c.selected[0].min())
-            highs.append(c.selected[0].max())
-        if c.band is not None:
-            bx = _axis(c, c.band[0].size, x)
-            for edge in (np.where(np.isfinite(e), e, np.nan) for e in c.band):  # infinite: no bound there
-                ax.plot(bx, edge, color=color, ls=(0, (4, 2)), lw=0.8)
-        if c.forecast is not None:
-            past = c.forecast.ns >= c.scores.size
-            fx = _axis(c, c.forecast.ns.size, x)[past]
-            ends.append(fx)
-            ax.plot(fx, c.forecast.mean[past], color=color, ls=":", lw=1.6)
-            ax.fill_between(fx, c.forecast.low[past], c.forecast.high[past], color=color, alpha=0.08, lw=0)
-            edges = np.concatenate([c.forecast.mean[past], c.forecast.low[past], c.forecast.high[past]])
-            lows.append(np.nanmin(edges))
-            highs.append(np.nanmax(edges))
+class _Extent:
+    """The y values the axes must show and the x ends of what is drawn."""
+
+    def __init__(self) -> None:
+        self.lows, self.highs, self.ends = [], [], []
+
+    def add(self, low: float, high: float) -> None:
+        self.lows.append(low)
+        self.highs.append(high)
+
+
+def _plot_curve(ax, c: Curve, style: tuple, label: str, *, x: str, sd: bool, maximize: bool, extent: _Extent) -> None:
+    """One group: its curve (best so far for an adaptive search), shading, winner's-curse line, band and forecast."""
+    color, linestyle = style
+    xs = _axis(c, c.drawn.size, x)
+    extent.ends.append(xs)
+    if c.strategy is not None:  # an adaptive search: what was observed, not Eq. 8
+        runs = f"mean of {c.runs} runs" if c.runs > 1 else "1 run"
+        ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, drawstyle="steps-post",
+                label=f"{label}: best so far ({c.strategy}, adaptive; {runs}, N = {c.scores.size})")
+    else:
+        ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, label=f"{label} (N = {c.scores.size})")
+    # from the curve's start to the best score seen (failed trials would squash the curves)
+    extent.add(c.drawn.min() if maximize else c.scores.min(), c.scores.max() if maximize else c.drawn.max())
+    if sd and c.quantile is None:
+        shade_sd(ax, xs, c.mean, c.sd, c.scores, color)
+        extent.add(np.clip(c.mean - c.sd, c.scores.min(), None).min() if maximize else extent.lows[-1],
+                   extent.highs[-1] if maximize else np.clip(c.mean + c.sd, None, c.scores.max()).max())
+    elif sd:
+        low, high = c.quartiles(maximize)
+        ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
+        extent.add(low.min(), high.max())
+    if c.selected is not None:  # the winner's curse: what the trial validation picks scores on test data
+        ax.plot(xs, c.selected[0], color=color, ls="-.", lw=1.2)
+        extent.add(c.selected[0].min(), c.selected[0].max())
+    if c.band is not None:
+        bx = _axis(c, c.band[0].size, x)
+        for edge in (np.where(np.isfinite(e), e, np.nan) for e in c.band):  # infinite: no bound there
+            ax.plot(bx, edge, color=color, ls=(0, (4, 2)), lw=0.8)
+    if c.forecast is not None:
+        past = c.forecast.ns >= c.scores.size
+        fx = _axis(c, c.forecast.ns.size, x)[past]
+        extent.ends.append(fx)
+        ax.plot(fx, c.forecast.mean[past], color=color, ls=":", lw=1.6)
+        ax.fill_between(fx, c.forecast.low[past], c.forecast.high[past], color=color, alpha=0.08, lw=0)
+        edges = np.concatenate([c.forecast.mean[past], c.forecast.low[past], c.forecast.high[past]])
+        extent.add(np.nanmin(edges), np.nanmax(edges))
+
+
+def _target_lines(ax, curves: list[Curve], styles: dict, shown: dict[str, str], targets, *, x: str,
+                  maximize: bool) -> list[Line2D]:
+    """A horizontal line per target and a vertical one where each group's curve first reaches it."""
     extra = []
     for target, note in targets:
         ax.axhline(target, color="0.35", ls=":", lw=1)
@@ -109,6 +116,12 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
                 cost = f" ({human_duration(at)})" if x == "time" else ""
                 extra.append(Line2D([], [], color=styles[c.name][0], ls=":",
                                     label=f"{shown[c.name]} reaches {target:g} at n = {n}{cost}"))
+    return extra
+
+
+def _keys(curves: list[Curve], styles: dict, *, sd: bool, band_label: str | None, forecast_label: str | None) -> list:
+    """Legend entries saying what the shading, dash-dot, dashed and dotted lines are."""
+    extra = []
     if sd:
         quantile = any(c.quantile is not None for c in curves)
         extra.append(Swatch([styles[c.name][0] for c in curves], QUARTILES_LABEL if quantile else SD_LABEL))
@@ -118,8 +131,11 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
         extra.append(Line2D([], [], color="0.3", ls=(0, (4, 2)), lw=0.8, label=band_label))
     if forecast_label:
         extra.append(Line2D([], [], color="0.3", ls=":", lw=1.6, label=forecast_label))
-    fit_y(ax, min(lows), max(highs), [(target, "0.35") for target, _ in targets])
-    end_at_trials(ax, ends)
+    return extra
+
+
+def _x_axis(ax, x: str, log_x: bool) -> None:
+    """Trials (integer ticks, or a log scale) or training time, and the label saying which."""
     if log_x:
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
@@ -130,6 +146,21 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
     if x == "time":
         time_ticks(ax)
     ax.set_xlabel("Training time (n trials × the group's mean duration)" if x == "time" else "Hyperparameter assignments (n)")
+
+
+def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: str, ylabel: str, x: str,
+          log_x: bool, sd: bool, targets, maximize: bool, band_label: str | None,
+          forecast_label: str | None) -> list[Path]:
+    styles = colours([c.name for c in curves])
+    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
+    extent = _Extent()
+    for c in curves:
+        _plot_curve(ax, c, styles[c.name], shown[c.name], x=x, sd=sd, maximize=maximize, extent=extent)
+    extra = _target_lines(ax, curves, styles, shown, targets, x=x, maximize=maximize)
+    extra += _keys(curves, styles, sd=sd, band_label=band_label, forecast_label=forecast_label)
+    fit_y(ax, min(extent.lows), max(extent.highs), [(target, "0.35") for target, _ in targets])
+    end_at_trials(ax, extent.ends)
+    _x_axis(ax, x, log_x)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3, lw=0.5)
