@@ -1,6 +1,6 @@
-"""``syw``: expected validation performance (Dodge et al. 2019) of anyone's hyperparameter search.
+"""``syw curve TRIALS``: expected validation performance (Dodge et al. 2019) of anyone's hyperparameter search.
 
-``syw curve TRIALS`` (also ``syw curve TRIALS``) reads the trials, picks the group,
+``syw curve TRIALS`` (also ``python -m syw.figures.curve_command TRIALS``) reads the trials, picks the group,
 score and training-time columns, and writes the expected-max table (CSV), a figure (PNG + PDF) and
 a Markdown report saying how each number is computed. Bad input is one ``error:`` line naming the
 file (and line, column or key) with exit status 2.
@@ -139,9 +139,8 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def curve(args: argparse.Namespace) -> int:
-    prepared = prepare(args.trials, studies=args.study, metric=args.metric, group=args.group, duration=args.duration,
-                       given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test)
+def _check(args: argparse.Namespace, prepared) -> None:
+    """Options that contradict each other or the trials, refused before anything is computed."""
     check_targets(args.target, prepared)
     if args.x == "cost" and args.statistic is not None:
         raise ValueError(f"{prepared.source}: --x cost draws the mean best within a time; leave out --statistic "
@@ -153,16 +152,71 @@ def curve(args: argparse.Namespace) -> int:
         why = next((n for n in prepared.notes if "training time" in n), None)
         raise ValueError(f"{prepared.source}: --x {args.x} needs a training-time column"
                          f"{' (' + why + ')' if why else ''}; pass --duration COLUMN")
-    maximize, notes = prepared.maximize, prepared.notes
-    options = Options(maximize=maximize, q=args.statistic, confidence=args.confidence if args.bands else None,
-                      bounds=tuple(args.bounds) if args.bounds else None, band_method=args.band_method,
-                      forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
-                      forecast_resamples=args.forecast_resamples, workers=args.workers if args.x == "cost" else None)
-    bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
+
+
+def _options(args: argparse.Namespace, maximize: bool) -> Options:
+    return Options(maximize=maximize, q=args.statistic, confidence=args.confidence if args.bands else None,
+                   bounds=tuple(args.bounds) if args.bounds else None, band_method=args.band_method,
+                   forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
+                   forecast_resamples=args.forecast_resamples, workers=args.workers if args.x == "cost" else None)
+
+
+def _folder(args: argparse.Namespace, name: str) -> Path:
+    """``--out``, else ``<trials>_syw`` beside one trial file or folder, else ``<name>_syw`` here."""
     where = Path(args.trials[0])
-    folder = args.out or (Path(f"{prepared.name}_syw") if "://" in args.trials[0] or len(args.trials) > 1
+    folder = args.out or (Path(f"{name}_syw") if "://" in args.trials[0] or len(args.trials) > 1
                           else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
     check_writable(folder, "curves")
+    return folder
+
+
+def _tables(curves: list, diffs: list, options: Options, folder: Path, group_column: str) -> list[Path]:
+    """The curves (and the differences, the cost curves) as CSV; returns the files written."""
+    folder.mkdir(exist_ok=True)
+    written = [folder / "expected_max.csv"]
+    table(curves, group_column).to_csv(written[0], index=False, float_format="%.10g")
+    if diffs:
+        written.append(folder / "difference.csv")
+        difference_table(diffs).to_csv(written[-1], index=False, float_format="%.10g")
+    if options.workers:
+        written.append(folder / "cost_curve.csv")
+        cost_table(curves, group_column).to_csv(written[-1], index=False, float_format="%.10g")
+    return written
+
+
+def _figures(args: argparse.Namespace, prepared, curves: list, diffs: list, bounds, folder: Path,
+             cost: bool) -> list[Path]:
+    """The curve figure (or the cost figure) and, for two groups or ``--compare``, the difference figure."""
+    from syw.figures.curves import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
+
+    band_label = (f"dashed: {args.confidence:.0%} simultaneous confidence band (opda, {args.band_method}, "
+                  f"scores in [{bounds[0]:g}, {bounds[1]:g}])" if bounds else None)
+    forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
+                      "bootstrap interval (not recommended: see report)" if args.forecast else None)
+    if cost:
+        paths = draw_cost(curves, folder / "curve", title=args.title or prepared.name, ylabel=args.ylabel or
+                          f"Expected best by then: {prepared.metric}", sd=args.sd, targets=args.target,
+                          maximize=prepared.maximize)
+    else:
+        paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
+                            ylabel=args.ylabel or f"{curve_name(args.statistic)}: {prepared.metric}", x=args.x,
+                            log_x=args.log_x, sd=args.sd, targets=args.target, maximize=prepared.maximize,
+                            band_label=band_label, forecast_label=forecast_label)
+    if diffs and (args.compare or len(curves) == 2):
+        what = "expected best" if args.statistic is None else f"{statistic_name(args.statistic)} of the best"
+        paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
+                                 maximize=prepared.maximize)
+    return paths
+
+
+def curve(args: argparse.Namespace) -> int:
+    """``syw curve``: read the trials, check the options, compute, write the tables, figures and report."""
+    prepared = prepare(args.trials, studies=args.study, metric=args.metric, group=args.group, duration=args.duration,
+                       given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test)
+    _check(args, prepared)
+    maximize, notes, options = prepared.maximize, prepared.notes, _options(args, prepared.maximize)
+    bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
+    folder = _folder(args, prepared.name)
     if args.forecast:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)
@@ -171,39 +225,13 @@ def curve(args: argparse.Namespace) -> int:
     changes = leader_changes(curves, maximize)
     diffs, diff_notes = comparisons(curves, options, prepared.source, tuple(args.compare) if args.compare else None)
     notes += diff_notes
-    folder.mkdir(exist_ok=True)
-    table(curves, prepared.group_column).to_csv(folder / "expected_max.csv", index=False, float_format="%.10g")
-    written = [folder / "expected_max.csv"]
-    if diffs:
-        difference_table(diffs).to_csv(folder / "difference.csv", index=False, float_format="%.10g")
-        written.append(folder / "difference.csv")
-    if options.workers:
-        cost_table(curves, prepared.group_column).to_csv(folder / "cost_curve.csv", index=False, float_format="%.10g")
-        written.append(folder / "cost_curve.csv")
-    from syw.figures.curves import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
-    from syw.figures.plot import drawable
+    written = _tables(curves, diffs, options, folder, prepared.group_column)
+    from syw.figures.plot import drawable  # matplotlib only when drawing
 
     notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
               "(a font such as Noto Sans CJK would)" for name, label in drawable([g.name for g in prepared.groups])[0].items()
               if label != name]
-
-    band_label = (f"dashed: {args.confidence:.0%} simultaneous confidence band (opda, {args.band_method}, "
-                  f"scores in [{bounds[0]:g}, {bounds[1]:g}])" if bounds else None)
-    forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
-                      "bootstrap interval (not recommended: see report)" if args.forecast else None)
-    if options.workers:
-        paths = draw_cost(curves, folder / "curve", title=args.title or prepared.name, ylabel=args.ylabel or
-                          f"Expected best by then: {prepared.metric}", sd=args.sd, targets=args.target,
-                          maximize=maximize)
-    else:
-        paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
-                            ylabel=args.ylabel or f"{curve_name(args.statistic)}: {prepared.metric}", x=args.x,
-                            log_x=args.log_x, sd=args.sd, targets=args.target, maximize=maximize,
-                            band_label=band_label, forecast_label=forecast_label)
-    if diffs and (args.compare or len(curves) == 2):
-        what = "expected best" if args.statistic is None else f"{statistic_name(args.statistic)} of the best"
-        paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
-                                 maximize=maximize)
+    paths = _figures(args, prepared, curves, diffs, bounds, folder, cost=bool(options.workers))
     files = list(map(str, written + paths)) + [str(folder / "report.md")]
     text = report(curves, source=prepared.source, columns=prepared.columns, notes=notes, options=options, budgets=reach,
                   changes=changes, bounds=bounds, files=files, differences=diffs)
