@@ -215,28 +215,26 @@ def finish(fig, ax, out_stem: Path, extra: list | None = None) -> list[Path]:
     return paths
 
 
-def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_max: int | None = None) -> list[Path]:
-    """Render one figure to ``<out_stem>.pdf`` and ``.png``; return the paths."""
-    families = [g.family for g in groups]
-    if len(set(map(style, families))) < len(families):
-        raise ValueError(f"{__file__}: families {', '.join(families)} drawn together share a colour in STYLES")
-    fig, ax = plt.subplots(figsize=(5.0, 4.2), layout="constrained")
-    curves = {}
+def _plot_group(ax, spec: FigureSpec, group: Group, n_max: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """One family's Eq. 8 curve (against trials or training time) and its shading; returns x and the curve."""
+    color, linestyle = style(group.family)
+    ns, mean, sd = group.curve(n_max or (int(spec.xlim[1]) if spec.x == "trials" and spec.xlim else None))
+    if spec.x == "time":
+        if group.mean_duration is None:
+            raise ValueError(f"{group.label}: no real training durations, cannot draw a time axis")
+        xs = time_axis(ns.size, group.mean_duration)
+    else:
+        xs = ns
+    ax.plot(xs, mean, color=color, ls=linestyle, label=group.label, lw=1.8)
+    if spec.shade:
+        shade_sd(ax, xs, mean, sd, group.scores, color)
+    return xs, mean
+
+
+def _reference_lines(ax, spec: FigureSpec, groups: list[Group], curves: dict) -> None:
+    """A dashed line at each family's first published number, labelled with the n at which ours reaches it."""
     for group in groups:
-        color, linestyle = style(group.family)
-        ns, mean, sd = group.curve(n_max or (int(spec.xlim[1]) if spec.x == "trials" and spec.xlim else None))
-        if spec.x == "time":
-            if group.mean_duration is None:
-                raise ValueError(f"{group.label}: no real training durations, cannot draw a time axis")
-            xs = time_axis(ns.size, group.mean_duration)
-        else:
-            xs = ns
-        curves[group.family] = (xs, mean)
-        ax.plot(xs, mean, color=color, ls=linestyle, label=group.label, lw=1.8)
-        if spec.shade:
-            shade_sd(ax, xs, mean, sd, group.scores, color)
-    for group in groups:
-        if group.family in spec.references:  # the value the paper reports for this family
+        if group.family in spec.references:
             value = spec.references[group.family]
             xs, mean = curves[group.family]
             n = budget_to_reach(mean, value)
@@ -244,6 +242,10 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
             reached = f"reached at n = {n}{cost}" if n else f"not reached in {mean.size} trials"
             ax.axhline(value, color=style(group.family)[0], ls="--", lw=1.1,
                        label=f"{group.label}: {value:.3g} as first published, {reached}")
+
+
+def _axes_range(ax, spec: FigureSpec, groups: list[Group], curves: dict) -> None:
+    """x: log or integer trials or time ticks, ending where the trials end; y: the spec's, else fitted."""
     if spec.log_x:
         ax.set_xscale("log")
         if spec.x == "trials":  # 1, 10, 100 as the paper prints them, not 10^0, 10^1, 10^2
@@ -262,6 +264,17 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
         ax.minorticks_off()
     elif spec.x == "time":
         time_ticks(ax)
+
+
+def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_max: int | None = None) -> list[Path]:
+    """Render one figure to ``<out_stem>.pdf`` and ``.png``; return the paths."""
+    families = [g.family for g in groups]
+    if len(set(map(style, families))) < len(families):
+        raise ValueError(f"{__file__}: families {', '.join(families)} drawn together share a colour in STYLES")
+    fig, ax = plt.subplots(figsize=(5.0, 4.2), layout="constrained")
+    curves = {group.family: _plot_group(ax, spec, group, n_max) for group in groups}
+    _reference_lines(ax, spec, groups, curves)
+    _axes_range(ax, spec, groups, curves)
     if spec.guide and spec.guide[0] in curves:
         family, target = spec.guide
         label = next(g.label for g in groups if g.family == family)
