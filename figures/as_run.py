@@ -3,7 +3,8 @@
 ``syw fig 1 --variant as_run`` calls :func:`compare_fig1`, which draws the curves
 side by side and writes a Markdown comparison: expected max at n = 1, 10, 50, the budget to
 reach 0.395, when each CNN overtakes LR (with a bootstrap of that budget), and, when the
-authors' file is in ``results/paper/``, our as-run CNN against their 50 trials. When the
+authors' file is at hand (``results/paper/``, ``$SYW_DATA_DIR/authors_trials/`` or downloadable),
+our as-run CNN against their 50 trials. When the
 study ``sst5_as_run_random`` (the as-run CNN with the authors' random batches) has records,
 its curve joins them, with a trial-by-trial comparison (both studies draw the same
 assignments and seeds). When ``sst5_as_run_replay`` (our LR and as-run CNN rerun on the
@@ -19,9 +20,10 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis import bootstrap_overtake, budget_to_reach, overtakes_from
+from syw.errors import DataMissingError
 from syw.experiments.compare import trial_by_trial
 from syw.figures.plot import draw
-from syw.figures.sources import PAPER_DIR, Group, from_paper, from_records, has_records, paper_rows
+from syw.figures.sources import PAPER_DIR, Group, ensure_paper_file, from_paper, from_records, has_records, paper_rows
 from syw.figures.specs import FIGURES
 from syw.records import load_study
 
@@ -108,6 +110,15 @@ def markdown(curves: list[Group], pairs: list[tuple[Group, Group]], bins: pd.Dat
     return "\n".join(out)
 
 
+def _at_hand(spec, paper_dir: Path) -> bool:
+    """Whether the authors' file can be read: in ``paper_dir``, in the data folder, or downloaded now."""
+    try:
+        ensure_paper_file(spec.paper, paper_dir)
+    except DataMissingError:
+        return False
+    return True
+
+
 def compare_fig1(results: Path, out: Path, paper_dir: Path = PAPER_DIR) -> list[Path]:
     """Draw ``fig1_reported_vs_as_run.{pdf,png}`` and write its ``.md`` comparison."""
     spec = FIGURES[1]
@@ -142,7 +153,7 @@ def compare_fig1(results: Path, out: Path, paper_dir: Path = PAPER_DIR) -> list[
         runs["ours, the authors' assignments"] = cnn_rows(Path(results) / REPLAY_STUDY)
     as_run_cnns = drawn[2:]
     authors_cnn = None
-    if (Path(paper_dir) / spec.paper.name).is_file():
+    if _at_hand(spec, paper_dir):
         authors = {g.family: g for g in from_paper(spec, folder=paper_dir)}
         authors_cnn = replace(authors["cnn"], family="cnn_authors", label="CNN, the authors' 50 trials")
         authors_lr = replace(authors["lr"], family="lr_authors", label="LR, the authors' 50 trials")

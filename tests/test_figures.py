@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from syw.entry import run_main
-from syw.errors import DataError
+from syw.errors import DataError, DataMissingError
 from syw.figures import sources
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
@@ -265,6 +265,8 @@ def test_fig1_as_run_variant_and_comparison(records, tmp_path, monkeypatch):
     from syw.figures import as_run
 
     monkeypatch.setattr(as_run.compare_fig1, "__defaults__", (tmp_path / "no_paper_files",))
+    monkeypatch.delenv("SYW_DATA_DIR", raising=False)
+    monkeypatch.setattr(sources, "fetch", offline)
     write_study(records, "sst5_as_run", {"lr": (0.34, 0.03, 1.5), "cnn": (0.27, 0.05, 40)}, seed=3)
     set_learning_rates(records / "sst5_as_run" / "cnn.jsonl")
     out = tmp_path / "o"
@@ -289,6 +291,24 @@ def test_fig1_as_run_variant_and_comparison(records, tmp_path, monkeypatch):
     assert f"higher in {(diff > 0).sum()}, lower in {(diff < 0).sum()}" in paired
     assert f"mean {diff.mean():+.4f}" in paired
     assert "| ours: trials | ours: mean | ours: max | ours, random batches: trials |" in text
+
+
+def offline(url, dest, **_):
+    raise DataMissingError(f"could not download {url}")
+
+
+def test_as_run_comparison_reads_the_authors_file_from_the_data_folder(records, tmp_path, monkeypatch):
+    """A clone without results/paper/ but with the data folder beside it compares with the authors' trials."""
+    from syw.figures.as_run import compare_fig1
+
+    shared = write_paper_file(tmp_path / "data" / sources.AUTHORS_SUBDIR, 1)
+    monkeypatch.setitem(FIGURES, 1, spec_for_paper_file(1, shared))
+    monkeypatch.setenv("SYW_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(sources, "fetch", offline)
+    write_study(records, "sst5_as_run", {"lr": (0.34, 0.03, 1.5), "cnn": (0.27, 0.05, 40)}, seed=3)
+    set_learning_rates(records / "sst5_as_run" / "cnn.jsonl")
+    text = compare_fig1(records, tmp_path / "o", paper_dir=tmp_path / "no_paper_files")[-1].read_text()
+    assert "| CNN, the authors' 50 trials | 50 |" in text and "was not present" not in text
 
 
 def set_learning_rates(path):
