@@ -27,10 +27,12 @@ def _figures(what: str) -> Callable[[list[str]], list[str]]:
 
 
 def _figure(argv: list[str]) -> list[str]:
-    """``syw fig 1 ...`` is ``python -m syw.figures fig1 ...``."""
+    """``syw fig 1 ...`` is ``python -m syw.figures fig1 ...``; any other word goes to it as it is
+    (``syw fig budgets`` is ``syw budgets``; an unknown one gets argparse's list of choices)."""
     if not argv or argv[0].startswith("-"):
         return ["--help"] if argv and argv[0] in ("-h", "--help") else ["fig"]  # argparse names the choices
-    return [f"fig{argv[0].removeprefix('fig')}", *argv[1:]]
+    number = argv[0].removeprefix("fig")
+    return [f"fig{number}" if number.isdigit() else argv[0], *argv[1:]]
 
 
 COMMANDS: dict[str, Command] = {

@@ -198,6 +198,18 @@ def test_syw_without_a_known_command_is_an_error_and_the_usage(argv, line, capsy
     assert stderr.splitlines()[0] == line and "usage: syw <command>" in stderr
 
 
+@pytest.mark.parametrize("argv, module_argv", [(["1", "--source", "paper"], ["fig1", "--source", "paper"]),
+                                                (["fig3"], ["fig3"]), (["budgets"], ["budgets"]), (["x"], ["x"])])
+def test_syw_fig_names_a_figure_by_its_number_and_passes_other_words_on(argv, module_argv):
+    assert cli.COMMANDS["fig"].forward(argv) == module_argv
+
+
+def test_syw_fig_with_an_unknown_word_lists_the_choices(capsys):
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["fig", "x"])
+    assert caught.value.code == 2 and "invalid choice: 'x' (choose from 'fig1', " in capsys.readouterr().err
+
+
 def test_python_m_of_a_command_module_goes_through_run_main(tmp_path):
     done = subprocess.run([sys.executable, "-m", "syw.analysis", str(tmp_path / "nope.csv")], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
