@@ -1,6 +1,7 @@
 """The reporting checklist (Text Box 1) and appendix-style tables for a study, filled from its records."""
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pandas as pd
 from syw.experiments.space import Family, load_family, study_config
 from syw.figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_rows
 from syw.figures.specs import FIGURES
+from syw.paths import REPO
 from syw.units import human_duration
 
 MISSING = "**missing**"
@@ -33,6 +35,20 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def code_link(target: str) -> str:
+    """A train function as a file of this repository and its name (``models/cnn.py:train``), which
+    a suite commit pins; a function outside the repository by its dotted name."""
+    module, _, function = target.rpartition(".")
+    try:
+        spec = importlib.util.find_spec(module) if module else None
+    except ModuleNotFoundError:  # a parent package that is not installed here
+        spec = None
+    path = Path(spec.origin).resolve() if spec and spec.origin else None
+    if path is None or not path.is_relative_to(REPO):
+        return target
+    return f"{path.relative_to(REPO).as_posix()}:{function}"
+
+
 def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_failed: int, metric: str, seed: Any,
                     maximize: bool = True) -> dict:
     """Everything the appendix table and the checklist need for one family (best = highest value,
@@ -44,7 +60,8 @@ def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_f
                            for _, r in rows.iterrows()})
         commits = sorted(set(rows.get("versions.suite_commit", pd.Series(dtype=str)).dropna()))
         best_params = {k.removeprefix("params."): best[k] for k in rows.columns if k.startswith("params.")}
-        info = {"hardware": "; ".join(hardware), "implementation": f"{family.train_target} at suite commit {', '.join(commits) or MISSING}",
+        info = {"hardware": "; ".join(hardware),
+                "implementation": f"{code_link(family.train_target)} at suite commit {', '.join(commits) or MISSING}",
                 "strategy": f"uniform random sampling (seeded: study seed {seed}, trial generator from (seed, family, index))",
                 "best_params": best_params}
     else:

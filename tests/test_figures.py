@@ -261,6 +261,13 @@ def test_report_marks_missing_items(tmp_path):
     assert "- [ ] Hyperparameter configurations for best-performing models" in text and "**missing**" in text
 
 
+def test_the_checklist_links_code_as_a_file_of_the_repository():
+    from syw.figures.report import code_link
+
+    assert code_link("syw.models.cnn.train") == "models/cnn.py:train"  # the file a suite commit pins
+    assert code_link("json.dumps") == "json.dumps" and code_link("not_installed.pkg.train") == "not_installed.pkg.train"
+
+
 def test_fig1_as_run_variant_and_comparison(records, tmp_path, monkeypatch):
     from syw.figures import as_run
 
