@@ -13,7 +13,7 @@ with the authors' run of the same assignment.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -119,61 +119,90 @@ def _at_hand(spec, paper_dir: Path) -> bool:
     return True
 
 
+@dataclass
+class _Comparison:
+    """What the comparison gathers: the curves drawn, extra table rows, (CNN, LR) pairs, the studies
+    read, each run's CNN rows (for the learning-rate bins) and the trial-by-trial comparisons."""
+    lr: Group
+    drawn: list[Group]
+    as_run: list[Group]
+    pairs: list[tuple[Group, Group]]
+    studies: list[str]
+    runs: dict[str, pd.DataFrame]
+    tabled: list[Group] = field(default_factory=list)
+    paired: dict[str, str] = field(default_factory=dict)
+    lr_replay: Group | None = None
+    authors_cnn: Group | None = None
+
+
+def _add_random_batches(c: _Comparison, results: Path) -> None:
+    """The as-run CNN with random batches, paired trial by trial with sorted batches."""
+    c.studies.append(RANDOM_STUDY)
+    cnn = replace({g.family: g for g in from_records(RANDOM_STUDY, results)}["cnn"],
+                  family="cnn_as_run_random", label="CNN, space as run, random batches")
+    c.drawn.append(cnn)
+    c.as_run.append(cnn)
+    c.pairs.append((cnn, c.lr))
+    c.runs["ours, random batches"] = cnn_rows(Path(results) / RANDOM_STUDY)
+    c.paired["Sorted vs random batches, trial by trial (CNN, space as run)"] = trial_by_trial(
+        c.runs["ours"], c.runs["ours, random batches"], ("sorted", "random"), "the same assignment and seed in both studies")
+
+
+def _add_replay(c: _Comparison, results: Path) -> None:
+    """Our LR and as-run CNN rerun on the authors' assignments."""
+    c.studies.append(REPLAY_STUDY)
+    groups = {g.family: g for g in from_records(REPLAY_STUDY, results)}
+    cnn = replace(groups["cnn"], family="cnn_as_run_replay", label="CNN, space as run, the authors' assignments")
+    c.lr_replay = replace(groups["lr"], family="lr_replay", label="LR, the authors' assignments")
+    c.drawn.append(cnn)
+    c.as_run.append(cnn)
+    c.tabled.append(c.lr_replay)
+    c.pairs += [(cnn, c.lr_replay), (cnn, c.lr)]
+    c.runs["ours, the authors' assignments"] = cnn_rows(Path(results) / REPLAY_STUDY)
+
+
+def _add_authors(c: _Comparison, results: Path, paper_dir: Path) -> None:
+    """The authors' 50 + 50 trials; with the replay, ours against theirs assignment by assignment."""
+    spec = FIGURES[1]
+    authors = {g.family: g for g in from_paper(spec, folder=paper_dir)}
+    c.authors_cnn = replace(authors["cnn"], family="cnn_authors", label="CNN, the authors' 50 trials")
+    authors_lr = replace(authors["lr"], family="lr_authors", label="LR, the authors' 50 trials")
+    rows = paper_rows(spec, paper_dir)
+    c.runs["authors"] = authors_frame(rows["cnn"])
+    c.drawn.append(c.authors_cnn)
+    c.tabled.append(authors_lr)
+    c.pairs += [(c.authors_cnn, c.lr), (c.authors_cnn, authors_lr)] + [(cnn, authors_lr) for cnn in c.as_run]
+    if c.lr_replay is not None:
+        c.paired["Our CNN against theirs on the same assignments, trial by trial (space as run)"] = trial_by_trial(
+            c.runs["authors"], c.runs["ours, the authors' assignments"], ("theirs", "ours"), "the same assignment")
+        ours_lr, _ = load_study(Path(results) / REPLAY_STUDY)
+        ours_lr = ours_lr[ours_lr["family"] == "lr"].assign(acc=lambda f: f["value"])
+        c.paired["Our LR against theirs on the same assignments, trial by trial"] = trial_by_trial(
+            authors_frame(rows["lr"]), ours_lr, ("theirs", "ours"), "the same assignment")
+
+
 def compare_fig1(results: Path, out: Path, paper_dir: Path = PAPER_DIR) -> list[Path]:
     """Draw ``fig1_reported_vs_as_run.{pdf,png}`` and write its ``.md`` comparison."""
-    spec = FIGURES[1]
     reported = {g.family: g for g in from_records("sst5", results)}
     as_run = {g.family: g for g in from_records("sst5_as_run", results)}
     lr = replace(reported["lr"], label="LR")
     cnn_reported = replace(reported["cnn"], family="cnn_reported", label="CNN, space as reported (Table 2)")
     cnn_as_run = replace(as_run["cnn"], family="cnn_as_run", label="CNN, space as run, sorted batches")
-    drawn, tabled = [lr, cnn_reported, cnn_as_run], []  # tabled: extra rows of the table, not drawn
-    pairs = [(cnn_reported, lr), (cnn_as_run, lr)]
-    studies = ["sst5", "sst5_as_run"]
-    runs = {"ours": cnn_rows(Path(results) / "sst5_as_run")}
-    paired = {}
+    c = _Comparison(lr=lr, drawn=[lr, cnn_reported, cnn_as_run], as_run=[cnn_as_run],
+                    pairs=[(cnn_reported, lr), (cnn_as_run, lr)], studies=["sst5", "sst5_as_run"],
+                    runs={"ours": cnn_rows(Path(results) / "sst5_as_run")})
     if has_records(results, RANDOM_STUDY):
-        studies.append(RANDOM_STUDY)
-        cnn_random = replace({g.family: g for g in from_records(RANDOM_STUDY, results)}["cnn"],
-                             family="cnn_as_run_random", label="CNN, space as run, random batches")
-        drawn.append(cnn_random)
-        pairs.append((cnn_random, lr))
-        runs["ours, random batches"] = cnn_rows(Path(results) / RANDOM_STUDY)
-        paired["Sorted vs random batches, trial by trial (CNN, space as run)"] = trial_by_trial(
-            runs["ours"], runs["ours, random batches"], ("sorted", "random"), "the same assignment and seed in both studies")
-    lr_replay = None
+        _add_random_batches(c, results)
     if has_records(results, REPLAY_STUDY):
-        studies.append(REPLAY_STUDY)
-        groups = {g.family: g for g in from_records(REPLAY_STUDY, results)}
-        cnn_replay = replace(groups["cnn"], family="cnn_as_run_replay", label="CNN, space as run, the authors' assignments")
-        lr_replay = replace(groups["lr"], family="lr_replay", label="LR, the authors' assignments")
-        drawn.append(cnn_replay)
-        tabled.append(lr_replay)
-        pairs += [(cnn_replay, lr_replay), (cnn_replay, lr)]
-        runs["ours, the authors' assignments"] = cnn_rows(Path(results) / REPLAY_STUDY)
-    as_run_cnns = drawn[2:]
-    authors_cnn = None
-    if _at_hand(spec, paper_dir):
-        authors = {g.family: g for g in from_paper(spec, folder=paper_dir)}
-        authors_cnn = replace(authors["cnn"], family="cnn_authors", label="CNN, the authors' 50 trials")
-        authors_lr = replace(authors["lr"], family="lr_authors", label="LR, the authors' 50 trials")
-        rows = paper_rows(spec, paper_dir)
-        runs["authors"] = authors_frame(rows["cnn"])
-        drawn.append(authors_cnn)
-        tabled.append(authors_lr)
-        pairs += [(authors_cnn, lr), (authors_cnn, authors_lr)] + [(c, authors_lr) for c in as_run_cnns]
-        if lr_replay is not None:
-            paired["Our CNN against theirs on the same assignments, trial by trial (space as run)"] = trial_by_trial(
-                runs["authors"], runs["ours, the authors' assignments"], ("theirs", "ours"), "the same assignment")
-            ours_lr, _ = load_study(Path(results) / REPLAY_STUDY)
-            ours_lr = ours_lr[ours_lr["family"] == "lr"].assign(acc=lambda f: f["value"])
-            paired["Our LR against theirs on the same assignments, trial by trial"] = trial_by_trial(
-                authors_frame(rows["lr"]), ours_lr, ("theirs", "ours"), "the same assignment")
-    plain = replace(spec, shade=False, guide=None)
-    paths = draw(plain, drawn, "SST-5: the CNN of Figure 1, search space as reported vs as run", out / "fig1_reported_vs_as_run")
+        _add_replay(c, results)
+    if _at_hand(FIGURES[1], paper_dir):
+        _add_authors(c, results, paper_dir)
+    plain = replace(FIGURES[1], shade=False, guide=None)
+    paths = draw(plain, c.drawn, "SST-5: the CNN of Figure 1, search space as reported vs as run", out / "fig1_reported_vs_as_run")
     md = out / "fig1_reported_vs_as_run.md"
-    md.write_text(markdown(drawn + tabled, pairs, lr_bins(runs), as_run_cnns, authors_cnn, paired, studies))
+    md.write_text(markdown(c.drawn + c.tabled, c.pairs, lr_bins(c.runs), c.as_run, c.authors_cnn, c.paired, c.studies))
     return [*paths, md]
+
 
 
 def authors_frame(rows: pd.DataFrame) -> pd.DataFrame:
