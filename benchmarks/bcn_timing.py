@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -40,6 +41,64 @@ SIZES = ("pre_encode_ff_hidden_dims", "pre_encode_ff_layers", "encoder_hidden_si
          "integrator_hidden_size", "integrator_layers", "use_integrator_output_elmo")
 
 
+class Trial(NamedTuple):
+    """One assignment built on the study's data: the model, its optimizer, the batches and the biLM."""
+    params: dict
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    batches: list[dict]
+    dev: list[dict]
+    bilm: BiLm | None
+
+
+def build_trial(name: str, family, index: int, config: dict, cache_dir: Path, fraction: float) -> Trial:
+    """Trial ``index`` of the family (study seed 0) with the first ``fraction`` of an epoch's batches."""
+    params = resolve(family.params(0, index), bcn.SETTINGS)
+    ctx = TrialContext(study="bench", family=name, trial_index=index, seed=trial_seed(0, name, index),
+                       data_dir=data_dir(), cache_dir=cache_dir, dataset=config["dataset"])
+    data = sentence.load(ctx, params)
+    bilm = None
+    if params["elmo"] is not None:
+        data = bcn.prepare(data)
+        options = cache_dir / params["elmo"] / "options.json"
+        bilm = BiLm(read_options(options) if options.is_file() else bilm_options())
+    seed_everything(ctx.seed)
+    model = bcn.build(params, data, bilm)
+    batches = list(sentence.training_batches(data.train, params, torch.Generator().manual_seed(0)))
+    return Trial(params, model, build_optimizer(model, params), batches[:max(1, round(fraction * len(batches)))],
+                 sentence.evaluation_batches(data.dev, params), bilm)
+
+
+def time_epoch(trial: Trial, fraction: float, rate: float) -> str:
+    """Train on the trial's batches and validate, timed; the line saying seconds, tokens per second,
+    minutes per trial and the share of the matrix-product rate."""
+    model, optimizer, batches, params = trial.model, trial.optimizer, trial.batches, trial.params
+    model.train()
+    per_token = pass_flops(model, lambda: model(**batches[0])["loss"].backward(), backward=True) / tokens(batches[0])
+    optimizer.zero_grad()
+
+    def train() -> None:
+        for batch in batches:
+            optimizer.zero_grad()
+            model(**batch)["loss"].backward()
+            optimizer.step()
+
+    train_cpu, train_wall = clock(train)
+    model.eval()
+    with torch.no_grad():
+        eval_cpu, eval_wall = clock(lambda: sentence.accuracy(model, trial.dev))
+        accuracy = sentence.accuracy(model, trial.dev)["accuracy"]
+    cpu, wall = train_cpu / fraction + eval_cpu, train_wall / fraction + eval_wall
+    epoch_tokens = sum(tokens(b) for b in batches) / fraction
+    flops = per_token * epoch_tokens + per_token / 3 * sum(tokens(b) for b in trial.dev)
+    share = "" if trial.bilm is None else f", of which the biLM alone {bilm_seconds(trial.bilm, batches, params) / fraction:.1f}"
+    sizes = ", ".join(f"{k}={params[k]}" for k in SIZES if k in params)
+    return (f"{wall:.1f} s wall, {cpu:.1f} CPU s per epoch{share}; {epoch_tokens / train_cpu * fraction:,.0f} "
+            f"training tokens per CPU s; trial ~{cpu * params['epochs'] / 60:.1f} min ({params['epochs']} epochs); "
+            f"~{flops / 1e9:.0f} GFLOP per epoch = {efficiency(flops / 1e9 / cpu, rate)} "
+            f"(dev accuracy after {fraction:g} epoch {accuracy:.3f}; {sizes})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--study", default="sst2_bcn_reduced")
@@ -53,51 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"matrix products: {rate:.1f} GFLOP/s on one thread", flush=True)
     config = study_config(args.study)
     cache_dir = Path(os.environ.get("SYW_CACHE_DIR") or REPO / ".cache")
-    data_root = data_dir()
     families = {name: stem for name, stem in config["families"].items() if not args.family or stem in args.family}
     for name, stem in families.items():
         family = load_family(stem, name=name)  # the study's short name: it seeds the assignments
         for index in range(args.trials):
-            params = resolve(family.params(0, index), bcn.SETTINGS)
-            ctx = TrialContext(study="bench", family=name, trial_index=index, seed=trial_seed(0, name, index),
-                               data_dir=data_root, cache_dir=cache_dir, dataset=config["dataset"])
-            data = sentence.load(ctx, params)
-            bilm = None
-            if params["elmo"] is not None:
-                data = bcn.prepare(data)
-                options = cache_dir / params["elmo"] / "options.json"
-                bilm = BiLm(read_options(options) if options.is_file() else bilm_options())
-            seed_everything(ctx.seed)
-            model = bcn.build(params, data, bilm)
-            optimizer = build_optimizer(model, params)
-            batches = list(sentence.training_batches(data.train, params, torch.Generator().manual_seed(0)))
-            batches = batches[:max(1, round(args.fraction * len(batches)))]
-            dev = sentence.evaluation_batches(data.dev, params)
-            model.train()
-            step_flops = pass_flops(model, lambda: model(**batches[0])["loss"].backward(), backward=True)
-            optimizer.zero_grad()
-            per_token = step_flops / tokens(batches[0])
-
-            def train() -> None:
-                for batch in batches:
-                    optimizer.zero_grad()
-                    model(**batch)["loss"].backward()
-                    optimizer.step()
-
-            train_cpu, train_wall = clock(train)
-            model.eval()
-            with torch.no_grad():
-                eval_cpu, eval_wall = clock(lambda: sentence.accuracy(model, dev))
-                accuracy = sentence.accuracy(model, dev)["accuracy"]
-            cpu, wall = train_cpu / args.fraction + eval_cpu, train_wall / args.fraction + eval_wall
-            epoch_tokens = sum(tokens(b) for b in batches) / args.fraction
-            flops = per_token * epoch_tokens + per_token / 3 * sum(tokens(b) for b in dev)
-            share = "" if bilm is None else f", of which the biLM alone {bilm_seconds(bilm, batches, params) / args.fraction:.1f}"
-            sizes = ", ".join(f"{k}={params[k]}" for k in SIZES if k in params)
-            print(f"{stem} trial {index}: {wall:.1f} s wall, {cpu:.1f} CPU s per epoch{share}; {epoch_tokens / train_cpu * args.fraction:,.0f} "
-                  f"training tokens per CPU s; trial ~{cpu * params['epochs'] / 60:.1f} min ({params['epochs']} epochs); "
-                  f"~{flops / 1e9:.0f} GFLOP per epoch = {efficiency(flops / 1e9 / cpu, rate)} "
-                  f"(dev accuracy after {args.fraction:g} epoch {accuracy:.3f}; {sizes})", flush=True)
+            trial = build_trial(name, family, index, config, cache_dir, args.fraction)
+            print(f"{stem} trial {index}: {time_epoch(trial, args.fraction, rate)}", flush=True)
     return 0
 
 
