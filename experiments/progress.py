@@ -12,8 +12,9 @@ class Progress:
     found a data file missing or malformed is not recorded but noted in ``data_problem``, which
     stops the study (every trial would fail alike, and none of it is the trial's fault).
 
-    ``earlier`` are the family's records from before a resume: the best value and
-    the time estimate count them too.
+    ``earlier`` are the family's records from before a resume: the best value, the time estimate and
+    the trials recorded count them too. ``total`` is the family's trial count, ``pending`` this run's
+    (fewer after a resume or with ``only``), so a line says both.
     """
 
     def __init__(self, writer: RecordsWriter, family: Family, metric: str, maximize: bool, total: int, pending: int,
@@ -22,11 +23,13 @@ class Progress:
         self.total, self.left, self.concurrency, self.base = total, pending, max(1, concurrency), base
         self.best: float | None = None
         self.durations: list[float] = []
+        self.recorded: set = set()  # (trial, rerun) of each record: a seed rerun is its own
         self.data_problem: str | None = None  # the message of the first trial that met a data problem
         for record in earlier:
             self._count(record)
 
     def _count(self, record: dict) -> None:
+        self.recorded.add((record.get("trial"), record.get("rerun")))
         if record.get("duration_seconds"):
             self.durations.append(record["duration_seconds"])
         value = record.get("value")
@@ -50,7 +53,8 @@ class Progress:
         best = f"{self.best:.4f}" if self.best is not None else "-"
         print(
             f"[{record['study']}/{self.family.name}] trial {record['trial']:>3} {shown} "
-            f"({record['duration_seconds']:.1f} s) best={best} | {self.left} of {self.total} left, ~{human_duration(eta)} to go",
+            f"({record['duration_seconds']:.1f} s) best={best} | {len(self.recorded)} of {self.total} recorded; this run: "
+            f"{self.left} left, ~{human_duration(eta)} to go",
             flush=True,
         )
 

@@ -87,12 +87,13 @@ def rerun_jobs(cfg: DictConfig, family: Family, source: Path, jobs: list[dict[st
 
 def rerun_progress(cfg: DictConfig, family: Family, writer: RecordsWriter, source: Path, count: int, slots_: int,
                    command: str) -> Progress:
-    """The progress of ``family``'s ``count`` reruns: the fixed fields of their records (the source's strategy
+    """The progress of ``family``'s ``count`` reruns still to run (of best x seeds): the fixed fields of their records (the source's strategy
     fields and the reseed settings beside the study's) and the counts its lines show."""
     base = {**record_base(cfg, family, command),
             **{k: v for k, v in next(iter_records(source)).items() if k in ("strategy", "tuner_seed", "tuner")},
             "reseed": {"best": int(cfg.reseed.best), "seeds": int(cfg.reseed.seeds)}}
-    return Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", count, count, slots_, base,
+    total = int(cfg.reseed.best) * int(cfg.reseed.seeds)
+    return Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", total, count, slots_, base,
                     earlier=list(iter_records(writer.path)))
 
 

@@ -114,6 +114,7 @@ def test_reruns_on_ray_train_with_the_seeds_they_record(tmp_path):
     command = [sys.executable, "-m", "syw", "reseed", *two, "reseed.best=2", "reseed.seeds=2", f"paths.results_dir={tmp_path}"]
     done = subprocess.run(command, cwd=REPO, env=runner_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("4 of 4 recorded; this run: 0 left") == 2  # best 2 x seeds 2, per family
     rows = records(tmp_path / "toy" / "reseed" / "toy.jsonl")
     originals = sorted(records(tmp_path / "toy" / "toy.jsonl"), key=lambda r: -r["value"])[:2]
     assert sorted((r["trial"], r["rerun"]) for r in rows) == sorted((o["trial"], j) for o in originals for j in range(2))

@@ -174,8 +174,9 @@ def test_progress_counts_records_from_before_a_resume(capsys):
                         total=4, pending=2, concurrency=2, base={"study": "s"}, earlier=earlier)
     progress.finish({"trial": 2, "status": "ok", "value": 0.39, "duration_seconds": 60.0})
     line = capsys.readouterr().out
-    # best includes the earlier 0.41; the estimate averages all three durations: 1 left * 60 s / 2 slots
-    assert "trial   2 accuracy=0.3900 (60.0 s) best=0.4100 | 1 of 4 left, ~30 s to go" in line
+    # best includes the earlier 0.41; the estimate averages all three durations: 1 left * 60 s / 2 slots;
+    # trials 0, 1 (failed) and 2 have records, one more is this run's
+    assert "trial   2 accuracy=0.3900 (60.0 s) best=0.4100 | 3 of 4 recorded; this run: 1 left, ~30 s to go" in line
     assert written == [{"study": "s", "trial": 2, "status": "ok", "value": 0.39, "duration_seconds": 60.0}]
 
 
