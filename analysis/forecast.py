@@ -100,6 +100,30 @@ def _describe(dist, model: str, maximize: bool) -> str:
     return f"support [{lo:.4g}, {hi:.4g}], {dist.c:g} effective hyperparameters{noise}"
 
 
+def _check(model: str, level: float, tail: float) -> None:
+    if model not in MODELS:
+        raise ValueError(f"unknown forecast model {model!r} (use one of {', '.join(MODELS)})")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"the interval's level must be in (0, 1), got {level}")
+    if not 0.0 <= tail < 1.0:
+        raise ValueError(f"tail must be a quantile in [0, 1), got {tail}")
+
+
+def _resampled(ys: np.ndarray, budgets: np.ndarray, model: str, tail: float, resamples: int, seed: int) -> list:
+    """The forecast curve refitted to each bootstrap resample of ``ys``; resamples without a fit left out."""
+    rng = np.random.default_rng(seed)
+    curves = []
+    for _ in range(int(resamples)):
+        sample = rng.choice(ys, ys.size)
+        if np.ptp(sample) == 0:
+            continue
+        try:
+            curves.append(_curve(_fit(sample, model, tail, seed), model, budgets))
+        except (RuntimeError, ValueError, FloatingPointError):  # the optimizer found no fit
+            continue
+    return curves
+
+
 def forecast(
     scores,
     ns: Budgets,
@@ -116,12 +140,7 @@ def forecast(
     Needs at least :data:`MIN_TRIALS` scores, not all equal. Resamples whose fit fails are left out;
     if more than a tenth fail, the interval is NaN (too few fits to trust).
     """
-    if model not in MODELS:
-        raise ValueError(f"unknown forecast model {model!r} (use one of {', '.join(MODELS)})")
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"the interval's level must be in (0, 1), got {level}")
-    if not 0.0 <= tail < 1.0:
-        raise ValueError(f"tail must be a quantile in [0, 1), got {tail}")
+    _check(model, level, tail)
     ys = _oriented(scores, maximize)
     budgets = check_budgets(ns)
     if ys.size < MIN_TRIALS or np.ptp(ys) == 0:
@@ -129,16 +148,7 @@ def forecast(
                          f"({np.unique(ys).size} distinct)")
     dist = _fit(ys, model, tail, seed)
     mean = _curve(dist, model, budgets)
-    rng = np.random.default_rng(seed)
-    curves = []
-    for _ in range(int(resamples)):
-        sample = rng.choice(ys, ys.size)
-        if np.ptp(sample) == 0:
-            continue
-        try:
-            curves.append(_curve(_fit(sample, model, tail, seed), model, budgets))
-        except (RuntimeError, ValueError, FloatingPointError):  # the optimizer found no fit
-            continue
+    curves = _resampled(ys, budgets, model, tail, resamples, seed)
     if resamples and len(curves) >= 0.9 * resamples:
         low, high = np.quantile(np.array(curves), [(1 - level) / 2, (1 + level) / 2], axis=0)
     else:
