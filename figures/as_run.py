@@ -204,7 +204,6 @@ def compare_fig1(results: Path, out: Path, paper_dir: Path = PAPER_DIR) -> list[
     return [*paths, md]
 
 
-
 def authors_frame(rows: pd.DataFrame) -> pd.DataFrame:
     """The authors' trials of one family with ``trial`` (row order, as replayed), ``lr`` and ``acc``."""
     return rows.assign(trial=np.arange(len(rows)), lr=rows.get("trainer.optimizer.lr"), acc=rows["best_validation_accuracy"])

@@ -97,6 +97,7 @@ def write_bilm(model: LanguageModel, vocab: list[str], out: Path, metrics: dict)
     (out / "metrics.json").write_text(json.dumps({**metrics, "weights_sha256": sha256}, indent=2) + "\n", encoding="utf-8")
     return sha256
 
+
 class _Window:
     """Tokens, summed loss and steps since the last progress line."""
 
@@ -236,7 +237,6 @@ def pretrain(args: argparse.Namespace) -> Path:
           f"after {state['tokens']:,} tokens{'' if metrics['finished'] else ' (stopped early: run again to go on)'}",
           flush=True)
     return out
-
 
 
 def main(argv: list[str] | None = None) -> int:
