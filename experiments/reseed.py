@@ -87,14 +87,15 @@ def rerun_jobs(cfg: DictConfig, family: Family, source: Path, jobs: list[dict[st
 
 def rerun_progress(cfg: DictConfig, family: Family, writer: RecordsWriter, source: Path, count: int, slots_: int,
                    command: str) -> Progress:
-    """The progress of ``family``'s ``count`` reruns still to run (of best x seeds): the fixed fields of their records (the source's strategy
-    fields and the reseed settings beside the study's) and the counts its lines show."""
+    """The progress of ``family``'s ``count`` reruns still to run: the fixed fields of their records (the source's
+    strategy fields and the reseed settings beside the study's) and the counts its lines show (the total: those
+    and the reruns already recorded)."""
     base = {**record_base(cfg, family, command),
             **{k: v for k, v in next(iter_records(source)).items() if k in ("strategy", "tuner_seed", "tuner")},
             "reseed": {"best": int(cfg.reseed.best), "seeds": int(cfg.reseed.seeds)}}
-    total = int(cfg.reseed.best) * int(cfg.reseed.seeds)
-    return Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", total, count, slots_, base,
-                    earlier=list(iter_records(writer.path)))
+    earlier = list(iter_records(writer.path))
+    return Progress(writer, family, cfg.study.metric, cfg.study.direction == "max", count + len(earlier), count, slots_,
+                    base, earlier=earlier)
 
 
 def rerun_all(cfg: DictConfig, families: list[Family], resources: dict, commit: str) -> None:

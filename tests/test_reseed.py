@@ -8,7 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from syw.errors import ConfigError
-from syw.experiments.reseed import best_trials, jobs_for, reseed_path
+from syw.experiments.reseed import best_trials, jobs_for, rerun_progress, reseed_path
 from syw.experiments.space import load_family
 from syw.figures.seeds import MELIS_RATIO, gap_rows, markdown, seed_rows
 from syw.records import RecordError, RecordsWriter
@@ -64,6 +64,18 @@ def test_jobs_resume_without_repeating_and_refuse_other_assignments(tmp_path):
     write(path, [{**source(2, 0.6), "rerun": 1, "params": {**source(2, 0)["params"], "x": 0.9}}])
     with pytest.raises(ConfigError, match="reseed/toy.jsonl: trial 2 rerun 1: reran another assignment"):
         jobs_for(cfg(tmp_path), TOY)
+
+
+def test_a_resumed_reseed_counts_the_reruns_already_recorded(tmp_path, capsys):
+    write(tmp_path / "toy" / "toy.jsonl", [source(0, 0.5), source(1, 0.9), source(2, 0.7)])
+    conf = cfg(tmp_path, study={"name": "toy", "direction": "max", "metric": "accuracy"})
+    src, path, _ = jobs_for(conf, TOY)
+    write(path, [{**source(1, 0.8), "rerun": 0}, {**source(2, 0.6), "rerun": 2}])
+    jobs = jobs_for(conf, TOY)[2]
+    with RecordsWriter(path) as writer:
+        progress = rerun_progress(conf, TOY, writer, src, len(jobs), 1, "syw reseed study=toy")
+        progress.finish({"trial": 1, "rerun": 1, "status": "ok", "value": 0.85, "duration_seconds": 1.0})
+    assert "| 3 of 6 recorded; this run: 3 left" in capsys.readouterr().out  # best 2 x seeds 3
 
 
 def rerun(group_trial, value, original, rerun_index, family="lstm", status="ok", direction="min", **kw):
