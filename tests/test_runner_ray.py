@@ -43,7 +43,7 @@ def test_toy_study_end_to_end_with_a_failed_trial(tmp_path):
     assert all(isinstance(r["value"], float) for r in rows if r["status"] == "ok")
     # one progress line per trial, and Ray's own tables stay quiet
     progress = [l for l in done.stdout.splitlines() if l.startswith("[toy/toy] trial")]
-    assert len(progress) == 8 and "of 8 left" in progress[-1] and "Trial name" not in done.stdout
+    assert len(progress) == 8 and "8 of 8 recorded; this run: 0 left" in progress[-1] and "Trial name" not in done.stdout
     # a second run has nothing to do
     again = run(*slow_toy(tmp_path / "fam", 0.0, fail=[3]), "trials=8", f"paths.results_dir={out}")
     assert again.returncode == 0 and "nothing to run" in again.stdout
