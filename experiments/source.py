@@ -15,14 +15,21 @@ from pathlib import Path
 from typing import Any
 
 
-def _module_tree(module: str) -> ast.Module | None:
+def module_file(module: str) -> Path | None:
+    """The ``.py`` file of ``module``, found without running it; None when there is none here."""
     try:
         spec = importlib.util.find_spec(module) if module else None
-        if spec and (spec.origin or "").endswith(".py"):
-            return ast.parse(Path(spec.origin).read_bytes())
-    except (ImportError, ValueError, SyntaxError, OSError):
-        pass
-    return None
+    except (ImportError, ValueError):  # a parent package that is not installed here
+        return None
+    return Path(spec.origin) if spec and (spec.origin or "").endswith(".py") else None
+
+
+def _module_tree(module: str) -> ast.Module | None:
+    path = module_file(module)
+    try:
+        return ast.parse(path.read_bytes()) if path else None
+    except (SyntaxError, ValueError, OSError):
+        return None
 
 
 def defined_in_source(target: str) -> bool:

@@ -1,12 +1,12 @@
 """The reporting checklist (Text Box 1) and appendix-style tables for a study, filled from its records."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from syw.experiments.source import module_file
 from syw.experiments.space import Family, load_family, study_config
 from syw.figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_rows
 from syw.figures.specs import FIGURES
@@ -39,11 +39,8 @@ def code_link(target: str) -> str:
     """A train function as a file of this repository and its name (``models/cnn.py:train``), which
     a suite commit pins; a function outside the repository by its dotted name."""
     module, _, function = target.rpartition(".")
-    try:
-        spec = importlib.util.find_spec(module) if module else None
-    except ModuleNotFoundError:  # a parent package that is not installed here
-        spec = None
-    path = Path(spec.origin).resolve() if spec and spec.origin else None
+    path = module_file(module)
+    path = path.resolve() if path else None
     if path is None or not path.is_relative_to(REPO):
         return target
     return f"{path.relative_to(REPO).as_posix()}:{function}"
