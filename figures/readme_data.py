@@ -226,8 +226,10 @@ def check_names(rows: tuple[dict[str, Any], ...], where: list, family: str) -> N
                 raise FactError(f"where: no trial of {family} has {name!r}")
 
 
-# run.log: `date` lines and `=== started|resumed|stopped <date>` notes around each `time syw run`.
-_DATE = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d UTC \d{4}")
+# run.log: `date` lines and `=== started|resumed|stopped <date>` notes around each `time syw run`; a date is
+# `date`'s default (Fri Nov 27 19:38:02 UTC 2026) or `date -u '+%F %T'` followed by UTC (Ray's own log lines,
+# `[2026-11-27 19:38:02,945 ...`, carry no UTC and are not stamps).
+_DATE = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d UTC \d{4}|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
 _REAL = re.compile(r"^real\s+(?:(\d+)h)?(\d+)m([\d.]+)s")
 
 
@@ -247,7 +249,8 @@ class Segment:
 
 
 def _stamp(text: str) -> datetime:
-    return datetime.strptime(" ".join(text.split()), "%a %b %d %H:%M:%S UTC %Y").replace(tzinfo=timezone.utc)
+    form = "%Y-%m-%d %H:%M:%S UTC" if text[0].isdigit() else "%a %b %d %H:%M:%S UTC %Y"
+    return datetime.strptime(" ".join(text.split()), form).replace(tzinfo=timezone.utc)
 
 
 @cache

@@ -151,6 +151,16 @@ def test_run_log_segments(study):
                   "clock segment=2 edge=end") == ["11 min 30 s", "1 min 30 s", "0.2 h", "01:00", "01:10"]
 
 
+def test_run_log_iso_stamps(study):
+    # `date -u '+%F %T'` stamps as the background wrapper writes them; Ray's own log line (no UTC) is not one.
+    (study / "run.log").write_text(
+        "=== started 2026-01-01 00:00:00 UTC: syw run study=synth  (commit abc1234)\n"
+        "[2026-01-01 05:00:00,123 E 1 1] logging.cc:474: *** SIGTERM received ***\n"
+        "=== stopped 2026-01-01 00:20:00 UTC (exit 130)\n=== note: restarted after the session's end\n"
+        "=== started 2026-01-01 01:00:00 UTC: syw run study=synth  (commit abc1234)\n=== stopped 2026-01-01 01:05:30 UTC (exit 0)\n")
+    assert values(study, "wall fmt=hms", "wall segment=1 fmt=hm", "clock segment=2 edge=end") == ["25 min 30 s", "20 min", "01:05"]
+
+
 def test_a_family_with_fewer_trials_than_a_budget_shows_a_dash(study):
     """A family still running (c: 2 trials) beside finished ones (a, b: 4); a budget beyond every family is an error."""
     (study / "c.jsonl").write_text("".join(json.dumps(_record("synth", "c", i, 0.3, 60.0, 10 * i + 2)) + "\n" for i in range(2)))
