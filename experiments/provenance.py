@@ -82,10 +82,14 @@ def _family_rows(records: dict[str, list[dict]]) -> list[str]:
     return out
 
 
+def _trials(n: int) -> str:
+    return f"({n} trial{'' if n == 1 else 's'})"
+
+
 def _how_produced(every: list[dict]) -> list[str]:
     """Commands, suite commits, hardware, software, the files read and written, each with its trial count."""
     def counted(title: str, key) -> list[str]:
-        return ["", title, ""] + [f"- {c} ({n} trials)" for c, n in Counter(str(key(r)) for r in every).items()]
+        return ["", title, ""] + [f"- {c} {_trials(n)}" for c, n in Counter(str(key(r)) for r in every).items()]
 
     out = counted("Commands:", lambda r: f"`{r['command']}`") + counted("Suite commits:", lambda r: f"`{r['versions']['suite_commit']}`")
     out += counted("Hardware:", lambda r: f"{r['hardware']['cpu']}, {r['hardware']['cpu_count']} cores, GPU: "
@@ -93,7 +97,7 @@ def _how_produced(every: list[dict]) -> list[str]:
     out += counted("Software:", lambda r: f"Python {r['versions']['python']}, torch {r['versions']['torch']}")
     inputs = Counter(f"`{name}`: sha256 {digest}" for r in every for name, digest in (r.get("inputs_sha256") or {}).items())
     if inputs:
-        out += ["", "Files the trials read (as their records name them):", ""] + [f"- {c} ({n} trials)" for c, n in inputs.items()]
+        out += ["", "Files the trials read (as their records name them):", ""] + [f"- {c} {_trials(n)}" for c, n in inputs.items()]
     return out
 
 

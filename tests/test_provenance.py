@@ -36,6 +36,13 @@ def test_provenance_covers_tuner_and_reseed_records(tmp_path):
     assert "`abc123` (12 trials)" in text
 
 
+def test_provenance_counts_one_trial_in_the_singular(tmp_path):
+    folder = write_study(tmp_path / "results", "sst5", {"lr": (0.3, 0.02, 1.0)}, n=1)
+    main([str(folder)])
+    text = (folder / "PROVENANCE.md").read_text()
+    assert "`abc123` (1 trial)\n" in text and "(1 trials)" not in text
+
+
 def test_provenance_lists_the_files_of_the_studys_dataset_block(tmp_path, monkeypatch):
     """The data set comes from conf/study/<study>.yaml, not from the study's name."""
     folder = write_study(tmp_path / "results", "sst2_bcn", {"glove": (0.8, 0.02, 1.0)}, n=2)
