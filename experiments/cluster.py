@@ -12,6 +12,7 @@ from typing import Any
 
 from syw.errors import ConfigError
 from syw.paths import CHECKOUT
+from syw.units import count
 
 
 def recorded_address() -> str | None:
@@ -103,10 +104,6 @@ def node_resources() -> list[dict[str, float]]:
     return [node["Resources"] for node in ray.nodes() if node.get("Alive")]
 
 
-def _count(n: float, what: str) -> str:
-    return f"{n:g} {what}{'' if n == 1 else 's'}"
-
-
 def trial_resources(cpus: float, gpus: Any, nodes: list[dict[str, float]], where: str) -> dict[str, float]:
     """A trial's Ray resources, ``{"cpu": ..., "gpu": ...}``, checked against the cluster's nodes.
 
@@ -120,12 +117,12 @@ def trial_resources(cpus: float, gpus: Any, nodes: list[dict[str, float]], where
         gpus = 1.0 if most_gpus >= 1 else 0.0
     gpus = float(gpus)
     if gpus and not most_gpus:
-        raise ConfigError(where, "resources.gpus_per_trial", f"{_count(gpus, 'GPU')} per trial asked for, but the Ray "
+        raise ConfigError(where, "resources.gpus_per_trial", f"{count(gpus, 'GPU')} per trial asked for, but the Ray "
                           "cluster has no GPU (auto uses GPUs only where there are some)")
     if gpus > most_gpus:
-        raise ConfigError(where, "resources.gpus_per_trial", f"{_count(gpus, 'GPU')} per trial asked for, but the largest "
+        raise ConfigError(where, "resources.gpus_per_trial", f"{count(gpus, 'GPU')} per trial asked for, but the largest "
                           f"node of the Ray cluster has {most_gpus:g} (a trial runs on one node)")
     if cpus > most_cpus:
-        raise ConfigError(where, "resources.cpus_per_trial", f"{_count(cpus, 'CPU')} per trial asked for, but the largest "
+        raise ConfigError(where, "resources.cpus_per_trial", f"{count(cpus, 'CPU')} per trial asked for, but the largest "
                           f"node of the Ray cluster has {most_cpus:g} (a trial runs on one node)")
     return {"cpu": float(cpus), "gpu": gpus}

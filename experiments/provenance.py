@@ -20,7 +20,7 @@ from syw.entry import run_main, write_output
 from syw.errors import DataError
 from syw.experiments.space import study_config
 from syw.records import iter_records
-from syw.units import spans
+from syw.units import count, spans
 
 # The files each data set (a study's `dataset.name`) is read from, under the data folder.
 DATA_FILES = {
@@ -82,14 +82,10 @@ def _family_rows(records: dict[str, list[dict]]) -> list[str]:
     return out
 
 
-def _trials(n: int) -> str:
-    return f"({n} trial{'' if n == 1 else 's'})"
-
-
 def _how_produced(every: list[dict]) -> list[str]:
     """Commands, suite commits, hardware, software, the files read and written, each with its trial count."""
     def counted(title: str, key) -> list[str]:
-        return ["", title, ""] + [f"- {c} {_trials(n)}" for c, n in Counter(str(key(r)) for r in every).items()]
+        return ["", title, ""] + [f"- {c} ({count(n, 'trial')})" for c, n in Counter(str(key(r)) for r in every).items()]
 
     out = counted("Commands:", lambda r: f"`{r['command']}`") + counted("Suite commits:", lambda r: f"`{r['versions']['suite_commit']}`")
     out += counted("Hardware:", lambda r: f"{r['hardware']['cpu']}, {r['hardware']['cpu_count']} cores, GPU: "
@@ -97,7 +93,7 @@ def _how_produced(every: list[dict]) -> list[str]:
     out += counted("Software:", lambda r: f"Python {r['versions']['python']}, torch {r['versions']['torch']}")
     inputs = Counter(f"`{name}`: sha256 {digest}" for r in every for name, digest in (r.get("inputs_sha256") or {}).items())
     if inputs:
-        out += ["", "Files the trials read (as their records name them):", ""] + [f"- {c} {_trials(n)}" for c, n in inputs.items()]
+        out += ["", "Files the trials read (as their records name them):", ""] + [f"- {c} ({count(n, 'trial')})" for c, n in inputs.items()]
     return out
 
 

@@ -1,4 +1,4 @@
-"""How the suite writes durations and lists of numbers for people: progress lines, budget tables, reports."""
+"""How the suite writes durations, counts and lists of numbers for people: progress lines, budget tables, reports."""
 from __future__ import annotations
 
 import math
@@ -23,3 +23,8 @@ def spans(numbers: list[int]) -> str:
         else:
             runs.append([n, n])
     return ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
+
+
+def count(n: float, what: str) -> str:
+    """``n`` and the noun, plural unless n is 1: "1 trial", "2 trials", "0.5 GPUs"."""
+    return f"{n:g} {what}{'' if n == 1 else 's'}"
