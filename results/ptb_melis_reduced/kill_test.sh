@@ -3,7 +3,7 @@
 # continues without repeating or losing a trial". Runs GP-tuner run 0 of the LSTM (step 2 of
 # conf/study/ptb_melis_reduced.yaml), SIGKILLs the run's whole process group (driver, local Ray, trials)
 # once AHEAD (default 4) more trials are recorded than at its start, and at least 8 (past the 5 random
-# startup suggestions, so the kill lands while the GP suggests), stops what Ray left, runs the same
+# startup suggestions, so the kill lands while the GP suggests), counts what of the group is left alive, runs the same
 # command again to the end, and checks the records: each trial index 0..19 exactly once. Every step is
 # stamped in run.log. Run from the repository root with SYW_DATA_DIR set; rerunning it after it passed
 # only runs the (then empty) rest of the search. STUDY, FAMILY, TRIALS, RESULTS and EXTRA (more
