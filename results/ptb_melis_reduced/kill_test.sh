@@ -23,6 +23,7 @@ AHEAD=${AHEAD:-4}
 stamp() { date -u '+%F %T'; }
 count() { if [ -f "$REC" ]; then grep -c . "$REC"; else echo 0; fi; }
 started() { echo "=== started $(stamp) UTC: syw ${ARGS[*]}   (commit $(git rev-parse --short HEAD))" >> "$LOG"; }
+stopped() { echo "=== stopped $(stamp) UTC (exit $1)" >> "$LOG"; }
 
 before=$(count)
 target=$((before + AHEAD)); [ "$target" -lt 8 ] && target=8
@@ -36,18 +37,18 @@ if [ "$target" -lt "$TRIALS" ]; then
     wait "$pid" 2>/dev/null
     sleep 2
     left=$(pgrep -g "$pid" | wc -l)
-    echo "=== stopped $(stamp) UTC (exit 137)" >> "$LOG"
+    stopped 137
     echo "=== kill test $(stamp) UTC: SIGKILL to the run's process group with $(count) records in $REC (the run started with $before); $left of its processes left alive; the same command follows" >> "$LOG"
   else
     wait "$pid"; rc=$?
-    echo "=== stopped $(stamp) UTC (exit $rc)" >> "$LOG"
+    stopped "$rc"
     [ "$rc" -ne 0 ] && exit "$rc"
   fi
 fi
 started
 "$PY" -m syw "${ARGS[@]}" >> "$LOG" 2>&1
 rc=$?
-echo "=== stopped $(stamp) UTC (exit $rc)" >> "$LOG"
+stopped "$rc"
 [ "$rc" -ne 0 ] && exit "$rc"
 "$PY" - "$REC" "$TRIALS" >> "$LOG" <<'EOF'
 import sys
