@@ -1,6 +1,6 @@
-"""What the timing benchmarks share: CPU-time clocks, this core's matrix-product rate, the
-FLOPs of one forward (and backward) pass, LSTMs included, for an efficiency estimate, and the
-command line and assignments of a benchmark that times a study's families."""
+"""What the timing benchmarks share: CPU-time clocks (GPU seconds on CUDA), the device's
+matrix-product rate, the FLOPs of one forward (and backward) pass, LSTMs included, for an
+efficiency estimate, and the command line and assignments of a benchmark that times a study's families."""
 from __future__ import annotations
 
 import argparse
@@ -19,8 +19,10 @@ from torch.nn.utils.rnn import PackedSequence
 from torch.utils.flop_counter import FlopCounterMode
 
 from syw.experiments.space import Family, load_family, study_config, trial_seed
+from syw.models.trainer import configure_torch
 from syw.paths import REPO
 from syw.settings import resolve
+from syw.units import count
 
 
 def data_dir() -> Path:
@@ -45,16 +47,30 @@ def clock(work: Callable[[], object]) -> tuple[float, float]:
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
-def matmul_gflops(n: int = 512, repeat: int = 20) -> float:
-    """This core's fp32 matrix-product rate in GFLOP/s (2 FLOP per multiply-add) per CPU second."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def device_seconds(work: Callable[[], object], device: torch.device) -> float:
+    """The seconds ``work()`` takes on ``device``: CPU seconds of this process on a CPU (:func:`clock`),
+    wall seconds from an idle GPU until it has finished the work on CUDA (kernels run asynchronously)."""
+    if device.type != "cuda":
+        return clock(work)[0]
+    torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    work()
+    torch.cuda.synchronize(device)
+    return time.perf_counter() - start
+
+
+def matmul_gflops(n: int = 512, repeat: int = 20, device: torch.device | str = "cpu") -> float:
+    """The fp32 matrix-product rate in GFLOP/s (2 FLOP per multiply-add): per CPU second on one core,
+    per second on a GPU (n x n products, the first one untimed; float32 as ``configure_torch`` sets it)."""
+    device = torch.device(device)
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     a @ b
-    return 2 * n**3 * repeat / clock(lambda: [a @ b for _ in range(repeat)])[0] / 1e9
+    return 2 * n**3 * repeat / device_seconds(lambda: [a @ b for _ in range(repeat)], device) / 1e9
 
 
 def efficiency(gflops: float, rate: float) -> str:
     """The efficiency estimate every timing prints: the work rate reached, ``gflops`` (GFLOP per CPU
-    second), as a share of this core's matrix-product ``rate`` (:func:`matmul_gflops`)."""
+    second, or per GPU second), as a share of the device's matrix-product ``rate`` (:func:`matmul_gflops`)."""
     return f"{gflops / rate:.0%} of the matrix-product rate"
 
 
@@ -101,12 +117,13 @@ class Assignment:
 
 @dataclass(frozen=True)
 class StudyTiming:
-    """A study timing's command line, the study, the data folder and this core's matrix-product rate."""
+    """A study timing's command line, the study, the data folder, the device timed and its matrix-product rate."""
 
     args: argparse.Namespace
     study: dict[str, Any]
     data_dir: Path
-    rate: float  # GFLOP/s per CPU second on one thread (:func:`matmul_gflops`)
+    rate: float  # GFLOP/s per CPU second on one thread, or per second on the GPU (:func:`matmul_gflops`)
+    device: torch.device = torch.device("cpu")
 
     def assignments(self) -> Iterator[Assignment]:
         """The first ``--trials`` assignments of each family of the study (or of those ``--family`` names)."""
@@ -120,17 +137,32 @@ class StudyTiming:
 
 
 def study_timing(description: str, study: str, trials: int, batches: int, batches_help: str,
-                 argv: list[str] | None = None) -> StudyTiming:
-    """Parse ``--study``, ``--family``, ``--trials`` and ``--batches`` (with these defaults), go to one
-    thread, and measure and print the matrix-product rate; the data folder is ``$SYW_DATA_DIR`` or ``.data``."""
+                 argv: list[str] | None = None, with_device: bool = False,
+                 options: Callable[[argparse.ArgumentParser], object] | None = None) -> StudyTiming:
+    """Parse ``--study``, ``--family``, ``--trials`` and ``--batches`` (with these defaults; ``--device cpu|cuda``
+    too when the benchmark can time a GPU; ``options`` adds the script's own), set torch as a trial would on
+    that device (one thread), and measure and print the matrix-product rate; the data folder is
+    ``$SYW_DATA_DIR`` or ``.data``."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--study", default=study)
     parser.add_argument("--family", nargs="*", help="short names of the study's families (default: all)")
     parser.add_argument("--trials", type=int, default=trials, help="assignments per family (the study seed's first)")
     parser.add_argument("--batches", type=int, default=batches, help=batches_help)
+    if with_device:
+        parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                            help="cuda: GPU seconds on the first GPU (wall time between synchronisations)")
+    if options is not None:
+        options(parser)
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    device = torch.device(getattr(args, "device", "cpu"))
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda: torch sees no CUDA device (a CPU build of torch, or no GPU here)")
+    configure_torch(device, flush_denormal=False)
     config = study_config(args.study)
-    rate = matmul_gflops()
-    print(f"study {args.study}; matrix products: {rate:.1f} GFLOP/s per CPU second on one thread", flush=True)
-    return StudyTiming(args, config, data_dir(), rate)
+    if device.type == "cuda":
+        rate = matmul_gflops(n=8192, repeat=10, device=device)
+        where = f"per second on {torch.cuda.get_device_name(device)} (float32, torch {torch.__version__})"
+    else:
+        rate, where = matmul_gflops(), f"per CPU second on {count(torch.get_num_threads(), 'thread')}"
+    print(f"study {args.study}; matrix products: {rate:,.1f} GFLOP/s {where}", flush=True)
+    return StudyTiming(args, config, data_dir(), rate, device)

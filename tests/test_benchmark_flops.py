@@ -5,7 +5,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from benchmarks.flops import efficiency, lstm_flops, matmul_gflops, pass_flops
+from benchmarks.flops import device_seconds, efficiency, lstm_flops, matmul_gflops, pass_flops
 
 
 def test_lstm_flops_count_every_layer_and_direction_by_hand():
@@ -32,3 +32,8 @@ def test_efficiency_is_the_work_rate_over_the_matrix_product_rate():
     # 120 GFLOP in 4 CPU seconds = 30 GFLOP/s; against 100 GFLOP/s that is 30%
     assert efficiency(120.0 / 4.0, 100.0) == "30% of the matrix-product rate"
     assert efficiency(1.0, 3.0) == "33% of the matrix-product rate"
+
+
+def test_device_seconds_on_a_cpu_is_the_cpu_clock():
+    seconds = device_seconds(lambda: sum(i * i for i in range(200_000)), torch.device("cpu"))
+    assert 0 < seconds < 5
