@@ -78,9 +78,13 @@ readmes: env
 clean-env:
 	rm -rf $(VENV)
 
-.PHONY: bench-runner bench-ray-start
+.PHONY: bench-runner bench-ray-start bench-core-rate
 bench-runner: env
 	$(PY) benchmarks/runner_overhead.py
+
+# One thread's matrix-product rate with 1 and 2 processes at once: do side-by-side trials slow each other?
+bench-core-rate: env
+	$(PY) benchmarks/core_rate.py $(BENCH_ARGS)
 
 bench-ray-start: env
 	$(PY) benchmarks/ray_start.py
