@@ -125,9 +125,7 @@ bench-denormals: env
 # resumes where a stopped run ended; needs the PTB files under SYW_DATA_DIR.
 .PHONY: study5-reduced
 study5-reduced: env
-	$(PY) -m syw run study=ptb_melis_reduced
-	for k in 0 1 2; do $(PY) -m syw run study=ptb_melis_reduced family=lstm strategy=gp tuner.seed=$$k || exit $$?; done
-	$(PY) -m syw reseed study=ptb_melis_reduced
+	PY=$(PY) bash results/ptb_melis_reduced/run_study.sh
 
 # Seconds per epoch, tokens/s and FLOP efficiency of the Melis et al. language models at the reduced
 # study's sizes (ptb_melis_reduced; needs the PTB files under SYW_DATA_DIR)

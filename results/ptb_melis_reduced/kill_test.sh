@@ -20,15 +20,14 @@ PY=${PY:-.venv/bin/python}
 ARGS=(run study=$STUDY family=$FAMILY strategy=gp tuner.seed=0 ${EXTRA:-})
 AHEAD=${AHEAD:-4}
 
-stamp() { date -u '+%F %T'; }
+# shellcheck source=stamps.sh
+. "$(dirname "$0")/stamps.sh"
 count() { if [ -f "$REC" ]; then grep -c . "$REC"; else echo 0; fi; }
-started() { echo "=== started $(stamp) UTC: syw ${ARGS[*]}   (commit $(git rev-parse --short HEAD))" >> "$LOG"; }
-stopped() { echo "=== stopped $(stamp) UTC (exit $1)" >> "$LOG"; }
 
 before=$(count)
 target=$((before + AHEAD)); [ "$target" -lt 8 ] && target=8
 if [ "$target" -lt "$TRIALS" ]; then
-  started
+  started "${ARGS[@]}"
   setsid "$PY" -m syw "${ARGS[@]}" >> "$LOG" 2>&1 &
   pid=$!
   while kill -0 "$pid" 2>/dev/null && [ "$(count)" -lt "$target" ]; do sleep 5; done
@@ -45,11 +44,7 @@ if [ "$target" -lt "$TRIALS" ]; then
     [ "$rc" -ne 0 ] && exit "$rc"
   fi
 fi
-started
-"$PY" -m syw "${ARGS[@]}" >> "$LOG" 2>&1
-rc=$?
-stopped "$rc"
-[ "$rc" -ne 0 ] && exit "$rc"
+step "${ARGS[@]}" || exit $?
 "$PY" - "$REC" "$TRIALS" >> "$LOG" <<'EOF'
 import sys
 from collections import Counter
