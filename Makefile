@@ -128,7 +128,8 @@ study5-reduced: env
 	PY=$(PY) bash results/ptb_melis_reduced/run_study.sh
 
 # Seconds per epoch, tokens/s and FLOP efficiency of the Melis et al. language models at the reduced
-# study's sizes (ptb_melis_reduced; needs the PTB files under SYW_DATA_DIR)
+# study's sizes (ptb_melis_reduced; needs the PTB files under SYW_DATA_DIR); on a GPU with a CUDA torch:
+# BENCH_ARGS='--study ptb_melis --device cuda --test-windows 100'
 .PHONY: bench-lm
 bench-lm: env
 	$(PY) benchmarks/lm_timing.py $(BENCH_ARGS)
