@@ -42,7 +42,8 @@ def _param(value: Any) -> str:
 
 
 def render(fact: Value, fmt: str | None) -> str:
-    """``fact`` written with ``fmt``, or its kind's default: scores to 3 decimals, counts whole,
+    """``fact`` written with ``fmt``, or its kind's default: scores to 3 decimals (from a million on,
+    4 significant digits and an exponent: a diverged perplexity of 1e34 stays readable), counts whole,
     durations as ``3.0 min``/``2.9 h``, learning rates as ``2.9e-3``, clock times as ``19:45``.
 
     ``fmt`` is a Python format spec (``.4f``, ``,d``, ``.1%``); for a duration ``human``
@@ -57,6 +58,8 @@ def render(fact: Value, fmt: str | None) -> str:
             return fact.value.strftime(fmt or "%H:%M")
         if fact.kind == "param" and not fmt:
             return _param(fact.value)
+        if fact.kind == "score" and not fmt and abs(float(fact.value)) >= 1e6:
+            return format(fact.value, ".3e")
         return format(fact.value, fmt or DEFAULT_FORMAT.get(fact.kind, ""))
     except (TypeError, ValueError) as err:
         raise FactError(f"fmt={fmt!r} cannot write {fact.value!r}: {err}") from None
