@@ -98,10 +98,22 @@ def values_of(trials: Trials, name: str = "value") -> list[Any]:
     return [x for v in values for x in v] if values and isinstance(values[0], list) else values
 
 
-def curve(trials: Trials, n_max: int | None = None) -> np.ndarray:
-    """Eq. 8 at n = 1..min(n_max, N) for the family's values."""
+SCALES = ("log",)
+
+
+def curve(trials: Trials, n_max: int | None = None, scale: str | None = None) -> np.ndarray:
+    """Eq. 8 at n = 1..min(n_max, N) for the family's values; with ``scale="log"`` Eq. 8 of their natural
+    logarithms, written back as exp(.) (for a perplexity: the expected best cross-entropy, as a perplexity),
+    on which one diverged trial weighs its logarithm, not its value."""
     n = min(n_max or len(trials.rows), len(trials.rows))
-    return expected_max(values_of(trials), np.arange(1, n + 1), maximize=trials.maximize)
+    values, budgets = np.asarray(values_of(trials), dtype=float), np.arange(1, n + 1)
+    if scale is None:
+        return expected_max(values, budgets, maximize=trials.maximize)
+    if scale not in SCALES:
+        raise FactError(f"scale={scale!r}: log (Eq. 8 of the values' logarithms, written back as exp) or none")
+    if values.min() <= 0:
+        raise FactError(f"scale=log: {trials.family} has a value of {values.min():g}; the logarithm needs values above 0")
+    return np.exp(expected_max(np.log(values), budgets, maximize=trials.maximize))
 
 
 def best_row(trials: Trials) -> dict[str, Any]:

@@ -9,7 +9,8 @@ the keys each takes; each function's docstring says more):
 - ``best``, ``trial``: field ``of`` (default the value) of the best trial, or of trial ``trial=K``.
 - ``min``, ``max``, ``mean``, ``median``, ``sum``, ``sd`` (sample standard deviation): of field ``of``
   over the trials that meet ``where``; ``share``: the sum over them as a share of the sum over all.
-- ``emax`` (Eq. 8 at ``n``; ``test=FIELD``: that field of the trial the values select), ``reach``
+- ``emax`` (Eq. 8 at ``n``; ``test=FIELD``: that field of the trial the values select; ``scale=log``: Eq. 8
+  of the values' logarithms, written back as exp), ``reach``
   (first n reaching ``target``; ``time=yes``: its wall time), ``overtakes`` (from which n ``family``
   stays ahead of ``over``), ``behind`` (largest shortfall against the best other family), ``gap``
   (largest difference from the authors' curve), ``lead`` (start or end of a stretch of wall time a
@@ -101,12 +102,15 @@ def _aggregate(how: Callable[[list], Any]) -> Callable[[Args], Value]:
 
 
 def emax(a: Args) -> Value:
-    """Expected best value of ``n`` trials (Eq. 8; ``n=N``, the default: all); ``test=FIELD`` (``extra.test_accuracy``):
+    """Expected best value of ``n`` trials (Eq. 8; ``n=N``, the default: all); ``scale=log``: Eq. 8 of the
+    values' logarithms, written back as exp (:func:`~syw.figures.readme_args.curve`); ``test=FIELD`` (``extra.test_accuracy``):
     the expected FIELD of the trial the values select among n (the winner's curse, :func:`~syw.analysis.selected.selected_test`)."""
     trials, test = a.trials(), a.get("test")
     n = _budget(a, trials)
     if test is None:
-        return Value(float(curve(trials)[n - 1]), "score")
+        return Value(float(curve(trials, scale=a.get("scale"))[n - 1]), "score")
+    if a.get("scale") is not None:
+        raise FactError("scale= and test= together: the winner's curse is computed on the values' own scale")
     mean, _ = selected_test(values_of(trials), values_of(trials, test), [n], maximize=trials.maximize)
     return Value(float(mean[0]), "score")
 
@@ -316,7 +320,7 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "sum": (_aggregate(sum), TRIALS | {"of", "with"}),
     "sd": (_aggregate(statistics.stdev), TRIALS | {"of", "with"}),
     "share": (share, TRIALS | {"of"}),
-    "emax": (emax, TRIALS | {"n", "test"}),
+    "emax": (emax, TRIALS | {"n", "test", "scale"}),
     "reach": (reach, TRIALS | {"target", "time"}),
     "which": (which, TRIALS | {"with"}),
     "overtakes": (overtakes, TRIALS | {"over"}),

@@ -10,7 +10,7 @@ from syw.figures.readme_data import FactError, entry, field, figure_of
 from syw.figures.readme_facts import reaching
 from syw.figures.readme_format import Value, field_kind, render
 
-RESULTS_KEYS = {"study", "where", "n", "below", "reported"}
+RESULTS_KEYS = {"study", "where", "n", "below", "reported", "scale"}
 TRIALS_KEYS = {"study", "where", "family", "columns", "headers", "with"}
 
 
@@ -21,7 +21,8 @@ def _markdown(header: list[str], rows: list[list[str]]) -> str:
 
 def results_table(a: Args) -> str:
     """Per family: ok trials, best value (its trial), Eq. 8 at each budget of ``n`` (default 1,10,N),
-    mean trial time; with ``reported=yes`` the trials to reach the paper's reported number (Fig. 3, 4),
+    mean trial time (``scale=log``: Eq. 8 of the values' logarithms, written back as exp); with
+    ``reported=yes`` the trials to reach the paper's reported number (Fig. 3, 4),
     with ``below=X`` the trials whose value is X or worse. A family with fewer trials than a budget
     (one still running) shows ``-`` there."""
     families = a.each()
@@ -34,8 +35,12 @@ def results_table(a: Args) -> str:
     common = next(iter(sizes)) if len(sizes) == 1 else "N"
     names = [f"n={common if n == 'N' else n}" for n in budgets]
     best = "max" if families[0].maximize else "min"  # Eq. 8's expected best: a maximum, or with direction min a minimum
-    header = ["family", "ok trials", "best (trial)", f"E[{best}] {names[0]}", *names[1:], "mean trial time"]
+    scale = a.get("scale")
+    expected = f"E[{best}]" if scale is None else f"exp E[{best} log]"
+    header = ["family", "ok trials", "best (trial)", f"{expected} {names[0]}", *names[1:], "mean trial time"]
     references = {}
+    if scale is not None and a.get("reported") is not None:
+        raise FactError("scale= and reported= together: the trials to reach a reported number are on the values' own scale")
     if a.get("reported") is not None:
         spec = figure_of(a.study().name)
         references = spec.references if spec else {}
@@ -48,7 +53,7 @@ def results_table(a: Args) -> str:
     rows = []
     for t in families:
         top = best_row(t)
-        values = curve(t)
+        values = curve(t, scale=scale)
         row = [t.label, render(Value(len(t.rows), "count"), None), f"{render(Value(top['value'], 'score'), None)} (trial {top['trial']})"]
         for n in budgets:
             k = len(t.rows) if n == "N" else int(n)

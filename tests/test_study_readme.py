@@ -6,6 +6,7 @@ against its closed form (Eq. 8 of n draws from four distinct values), and a bad 
 error line naming the README and line, exit status 2.
 """
 import json
+import math
 import os
 import re
 import shutil
@@ -124,6 +125,21 @@ def test_expected_max_and_budgets_are_eq8_on_four_distinct_values(study):
         ["4", "never", f"{0.35 - 0.25:.4f}"]
 
 
+def test_eq8_on_the_log_scale_is_written_back_with_exp(study):
+    # scale=log: Eq. 8 of ln v, then exp. At n = 1 the geometric mean of 0.1..0.4; at n = 2 the weights (2i - 1) / 16.
+    log_two = (1 * math.log(0.1) + 3 * math.log(0.2) + 5 * math.log(0.3) + 7 * math.log(0.4)) / 16
+    assert values(study, "emax family=a n=1 scale=log fmt=.5f", "emax family=a n=2 scale=log fmt=.5f", "emax family=b scale=log") == \
+        [f"{(0.1 * 0.2 * 0.3 * 0.4) ** 0.25:.5f}", f"{math.exp(log_two):.5f}", "0.350"]
+    text = "\n".join(facts(study, "table results n=1,2 scale=log"))
+    assert "| family | ok trials | best (trial) | exp E[max log] n=1 | n=2 | mean trial time |" in text
+    assert f"| a | 4 | 0.400 (trial 3) | {(0.1 * 0.2 * 0.3 * 0.4) ** 0.25:.3f} | {math.exp(log_two):.3f} | 2.5 min |" in text
+
+
+def test_the_log_scale_refuses_a_value_at_or_below_zero(study):
+    (study / "c.jsonl").write_text("".join(json.dumps(_record("synth", "c", i, v, 60.0, 10 * i + 2)) + "\n" for i, v in enumerate([0.3, 0.0])))
+    assert_bad_marker(study, "emax family=c scale=log", "scale=log: c has a value of 0; the logarithm needs values above 0")
+
+
 def test_counts_fields_filters_and_pairing(study):
     assert values(study, "count", "count family=a", "each", "count family=a where=value>0.15", "which family=a where=value>=0.3",
                   "count family=a where=best_epoch==params.epochs", "count family=a where=\"commit=='def1234'\"",
@@ -193,6 +209,8 @@ def test_tables(study):
     ("emax family=a source=paper", "reproduces none of Figures 1-4"),
     ("mean family=a with=paper of=value-with.value", "reproduces none of Figures 1-4"),
     ("clock segment=3 edge=start", "run.log holds 2 command(s)"),
+    ("emax family=a scale=lin", "scale='lin': log (Eq. 8 of the values' logarithms, written back as exp) or none"),
+    ("emax family=a scale=log test=extra.f1", "scale= and test= together"),
 ])
 def test_a_bad_marker_is_one_error_naming_the_readme_and_line(study, marker, message):
     assert_bad_marker(study, marker, message)
