@@ -112,6 +112,27 @@ def _tuner(ax, c: Cell, colour: str) -> tuple[float, float]:
     return float(np.nanmin(np.fmin(low, t.mean))), float(np.nanmax(np.fmax(high, t.mean)))
 
 
+def y_span(cells_: list[Cell]) -> tuple[float, float]:
+    """The lowest and highest value of the curves drawn (Eq. 8 and the GP runs' means)."""
+    values = np.concatenate([c.curve()[1] for c in cells_] + [c.tuner.mean for c in cells_ if c.tuner])
+    return float(values.min()), float(values.max())
+
+
+def logarithmic(cells_: list[Cell]) -> bool:
+    """A logarithmic y axis when the curves span more than two decades: Eq. 8 is a mean over a cell's trials in
+    which a diverged one (a perplexity of 1e34, say) weighs at every n, and on a linear axis the others would be flat."""
+    low, high = y_span(cells_)
+    return high > 100 * low
+
+
+def _fit(ax, low: float, high: float, log: bool) -> None:
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(low / 1.2, high * 1.2)
+    else:
+        fit_y(ax, low, high, [])
+
+
 def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
     """``<out_stem>.png``, ``.pdf`` and ``_caption.md``: panel (a) against trials, (b) against training time."""
     own, tuned = styles(cells_)
@@ -123,7 +144,8 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
             ends.append(c.tuner.budgets)
             lows.append(low)
             highs.append(high)
-    fit_y(by_n, min(lows), max(highs), [])
+    log = logarithmic(cells_)
+    _fit(by_n, min(lows), max(highs), log)
     end_at_trials(by_n, ends)
     if max(e[-1] for e in ends) > 50:
         by_n.set_xscale("log")
@@ -131,7 +153,7 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
         integer_ticks(by_n)
     by_n.set_xlabel("Hyperparameter assignments (n)")
     ends, lows, highs = _panel(by_time, cells_, own, "time")
-    fit_y(by_time, min(lows), max(highs), [])
+    _fit(by_time, min(lows), max(highs), log)
     end_at_trials(by_time, ends)
     by_time.set_xscale("log")
     time_ticks(by_time)
@@ -157,6 +179,10 @@ def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
                                                                         for c in cells_) + ", up to N.",
              "- (b) The same curves at n trials times the cell's mean training duration.",
              f"- Shading, in each curve's colour: {SD_LABEL.removeprefix('shading: ')}."]
+    if logarithmic(cells_):
+        low, high = y_span(cells_)
+        lines.append(f"- The y axis is logarithmic: the curves span more than two decades, from {low:.4g} to {high:.4g} "
+                     "(Eq. 8 is a mean over a cell's trials in which a diverged trial weighs at every n).")
     for c in cells_:
         if c.failed:
             lines.append(f"- {c.group.family}: {c.failed} failed trial(s), not part of its curve.")

@@ -121,6 +121,31 @@ def test_fig5_draws_both_panels_falling_and_says_what_it_shows(tmp_path, monkeyp
     assert "REDUCED: 2M weights" in caption and "lstm: 1 failed trial(s)" in caption and "mean of 3 independent runs" in caption
 
 
+def test_a_diverged_trial_puts_the_curves_on_a_logarithmic_axis(tmp_path, monkeypatch):
+    results, out = tmp_path / "results", tmp_path / "out"
+    folder = write_melis(results)
+    ok = [v for v in LSTM if v is not None]
+    write_family(folder, "rhn", [v + 50 for v in ok[:3]] + [1e34], 120.0)  # RHN's trial 3 diverged
+    drawn = kept(monkeypatch)
+    assert cli.main(["fig5", "--results", str(results), "--out", str(out)]) == 0
+    by_n, by_time = drawn[-1].axes
+    # Eq. 8 at n = 1 is the mean, 1e34 / 4 with the rest; at n = N = 4 the diverged trial still weighs (1/4)^4.
+    top = 1e34 / 4 + (150 + 160 + 180) / 4
+    assert by_n.get_yscale() == by_time.get_yscale() == "log"
+    # From NAS's best, 70 (the lowest curve's end), to the RHN's shading at n = 1: its mean + 1 SD of the 4 values.
+    assert by_n.get_ylim() == pytest.approx((70 / 1.2, (top + np.std([150, 160, 180, 1e34])) * 1.2))
+    caption = (out / "fig5_caption.md").read_text()
+    assert f"the curves span more than two decades, from {EQ8_AT_4 - 30:.4g} to {top:.4g}" in caption  # NAS's curve at N
+
+
+def test_curves_within_two_decades_keep_a_linear_axis(tmp_path, monkeypatch):
+    write_melis(tmp_path / "results")
+    drawn = kept(monkeypatch)
+    assert cli.main(["fig5", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out")]) == 0
+    assert all(ax.get_yscale() == "linear" for ax in drawn[-1].axes)
+    assert "logarithmic" not in (tmp_path / "out" / "fig5_caption.md").read_text()
+
+
 def test_without_gp_runs_the_caption_says_so(tmp_path):
     results, out = tmp_path / "results", tmp_path / "out"
     write_melis(results, gp=[[None, None]])  # a run whose trials all failed draws nothing
