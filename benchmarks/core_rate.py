@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     alone = statistics.median(seen[args.processes[0]])
     for k, rates in seen.items():
         print(f"{k} at once: median {statistics.median(rates):.1f} (min {min(rates):.1f}, max {max(rates):.1f}) over "
-              f"{count(len(rates), 'process')} = {statistics.median(rates) / alone:.2f} of {args.processes[0]} at once", flush=True)
+              f"{count(len(rates), 'timing')} = {statistics.median(rates) / alone:.2f} of {args.processes[0]} at once", flush=True)
     return 0
 
 

@@ -12,7 +12,7 @@ def test_each_process_released_at_once_reports_a_positive_rate():
 def test_the_summary_compares_each_count_with_the_first(capsys):
     assert main(["--processes", "1", "--rounds", "1", "--repeat", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-1].startswith("1 at once: median") and out[-1].endswith("over 1 process = 1.00 of 1 at once")
+    assert out[-1].startswith("1 at once: median") and out[-1].endswith("over 1 timing = 1.00 of 1 at once")
 
 
 def test_zero_processes_is_refused():
