@@ -24,7 +24,7 @@ from syw.experiments.tuner import GP
 from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.figures.sources import Group, study_rows, study_with_records
 from syw.paths import REPO
-from syw.units import human_duration
+from syw.units import human_duration, score
 
 STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
 STUDIES = (STUDY, REDUCED)
@@ -225,7 +225,7 @@ def saves(c: Cell) -> str:
     """Where the GP runs' mean best-so-far first reaches random search's expected best at N, and the trials that saves."""
     big_n, target = c.group.scores.size, c.curve()[1][-1]
     within, n = min(big_n, c.tuner.budgets.size), gp_reach(c)
-    head = f"{c.group.family}: random search's expected best at N = {big_n} is {target:.2f}; the GP runs' mean best-so-far "
+    head = f"{c.group.family}: random search's expected best at N = {big_n} is {score(target)}; the GP runs' mean best-so-far "
     if n is None:
         return head + f"does not reach it within {within} trials: not within N."
     return head + f"reaches it at n = {n}: the GP tuner saves {big_n - n} of {big_n} trials."
@@ -233,7 +233,7 @@ def saves(c: Cell) -> str:
 
 def budget_markdown(study: str, cells_: list[Cell]) -> str:
     """Per cell: trials, best perplexity, expected best at n = 1, 5, 10, N, the leader at each n and the GP tuner's saving."""
-    fmt = lambda v: "-" if v is None or not np.isfinite(v) else f"{v:.2f}"  # noqa: E731
+    fmt = lambda v: "-" if v is None or not np.isfinite(v) else score(v)  # noqa: E731
     out = [f"## Figure 5: study `{study}` (ours; case study 5, Melis et al. 2018)", "",
            "Validation perplexity, lower is better. Random search: the expected best of n trials is the expected minimum of "
            "n i.i.d. draws (Eq. 8, direction min). GP tuner: the mean over its runs of the best-so-far in trial order (no "
@@ -242,7 +242,7 @@ def budget_markdown(study: str, cells_: list[Cell]) -> str:
     for c in cells_:
         best = int(np.argmin(c.group.scores))
         out.append(f"| {c.group.family}: {c.group.label} | {c.group.scores.size} | {c.failed} | "
-                   f"{human_duration(c.group.mean_duration)} | {c.group.scores[best]:.2f} (trial {c.trials[best]}) |")
+                   f"{human_duration(c.group.mean_duration)} | {score(c.group.scores[best])} (trial {c.trials[best]}) |")
     tuned = [c for c in cells_ if c.tuner]
     sizes = {c.group.scores.size for c in cells_}
     out += ["", "| n | " + " | ".join(c.group.family for c in cells_) + "".join(f" | {c.group.family}, GP best-so-far"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from syw.figures.readme_data import FactError
-from syw.units import human_duration
+from syw.units import human_duration, score
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,8 @@ def render(fact: Value, fmt: str | None) -> str:
             return fact.value.strftime(fmt or "%H:%M")
         if fact.kind == "param" and not fmt:
             return _param(fact.value)
-        if fact.kind == "score" and not fmt and abs(float(fact.value)) >= 1e6:
-            return format(fact.value, ".3e")
+        if fact.kind == "score" and not fmt:
+            return score(fact.value, 3)
         return format(fact.value, fmt or DEFAULT_FORMAT.get(fact.kind, ""))
     except (TypeError, ValueError) as err:
         raise FactError(f"fmt={fmt!r} cannot write {fact.value!r}: {err}") from None

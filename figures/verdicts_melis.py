@@ -22,7 +22,7 @@ from syw.figures.seeds import MELIS_RATIO, MELIS_ROBUST_GAP, MELIS_SEED_SD, gap_
 from syw.figures.sources import has_records
 from syw.paths import REPO
 from syw.records import RecordError
-from syw.units import spans
+from syw.units import score, spans
 
 STUDIES = fig5.STUDIES
 LSTM = "lstm"  # the family whose lead question 1 asks about (``lstm``, ``lstm_24m``)
@@ -80,7 +80,7 @@ def lead(cells_: list[fig5.Cell]) -> Answer:
         lstm = next(c.group.family for c in group if c.group.family.split("_")[0] == LSTM)
         stretches = fig5.leaders(group)
         n_max = min(c.group.scores.size for c in group)
-        at_n = ", ".join(f"{c.group.family} {c.curve()[1][n_max - 1]:.2f}" for c in group)
+        at_n = ", ".join(f"{c.group.family} {score(c.curve()[1][n_max - 1])}" for c in group)
         if [who for who, _, _ in stretches] == [lstm]:
             texts.append(f"{lstm} leads at every n = 1 to {n_max} (expected best at n = {n_max}: {at_n})")
             verdicts.append("supports")

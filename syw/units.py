@@ -28,3 +28,10 @@ def spans(numbers: list[int]) -> str:
 def count(n: float, what: str) -> str:
     """``n`` and the noun, plural unless n is 1: "1 trial", "2 trials", "0.5 GPUs"."""
     return f"{n:g} {what}{'' if n == 1 else 's'}"
+
+
+def score(value: float, decimals: int = 2) -> str:
+    """A score with ``decimals`` places; from a million on, 4 significant digits and an exponent, so that a
+    diverged perplexity of 1e34 stays readable: ``score(176.61)`` -> ``"176.61"``, ``score(5.08e32)`` -> ``"5.083e+32"``."""
+    value = float(value)
+    return format(value, ".3e") if math.isfinite(value) and abs(value) >= 1e6 else f"{value:.{decimals}f}"

@@ -136,6 +136,8 @@ def test_a_diverged_trial_puts_the_curves_on_a_logarithmic_axis(tmp_path, monkey
     assert by_n.get_ylim() == pytest.approx((70 / 1.2, (top + np.std([150, 160, 180, 1e34])) * 1.2))
     caption = (out / "fig5_caption.md").read_text()
     assert f"the curves span more than two decades, from {EQ8_AT_4 - 30:.4g} to {top:.4g}" in caption  # NAS's curve at N
+    # The table writes the diverged curve with an exponent, not as 35 digits; the LSTM at n = 1: the mean, 125.
+    assert f"| 1 | 125.00 | {top:.3e} | " in fig5.budget_markdown(*fig5.cells(results))
 
 
 def test_curves_within_two_decades_keep_a_linear_axis(tmp_path, monkeypatch):

@@ -1,0 +1,21 @@
+"""syw/units: how durations, counts, runs of integers and scores are written for people."""
+import math
+
+from syw.units import count, human_duration, score, spans
+
+
+def test_durations_take_the_largest_unit_that_fits():
+    assert [human_duration(s) for s in (42, 210, 4320, 172800)] == ["42 s", "3.5 min", "1.2 h", "2.0 d"]
+    assert human_duration(None) == human_duration(math.nan) == "-"
+
+
+def test_spans_and_counts():
+    assert spans([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
+    assert [count(1, "trial"), count(2, "trial"), count(0.5, "GPU")] == ["1 trial", "2 trials", "0.5 GPUs"]
+
+
+def test_scores_take_an_exponent_from_a_million_on():
+    assert score(176.6149) == "176.61" and score(176.6149, 3) == "176.615"
+    assert score(999_999.994) == "999999.99" and score(1e6) == "1.000e+06"
+    assert score(5.0836e32) == "5.084e+32" and score(-2.5e6, 3) == "-2.500e+06"
+    assert score(math.inf) == "inf"
