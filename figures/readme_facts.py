@@ -241,10 +241,14 @@ def seeds(a: Args) -> Value:
 
 
 def wall(a: Args) -> Value:
-    """Wall time in run.log: of command ``segment=K`` (1-based), or of all of them (`time`'s ``real``,
-    else from the command's first to its last time stamp)."""
+    """Wall time in run.log: of command ``segment=K`` (1-based), or of all that have ended (`time`'s ``real``,
+    else from the command's first to its last time stamp); the last command, while it runs, has no end and
+    is left out. An earlier command without an end (cut by a machine's end) needs a note stamping when it stopped."""
     segments = run_segments(a.study().folder / "run.log")
-    picked = segments if a.get("segment") is None else [_segment(a, segments)]
+    if a.get("segment") is not None:
+        picked = [_segment(a, segments)]
+    else:
+        picked = list(segments[:-1] if segments[-1].wall is None and len(segments) > 1 else segments)
     if any(s.wall is None for s in picked):
         raise FactError(f"{a.study().folder / 'run.log'}: a command without an end stamp or `real` line")
     return Value(sum(s.wall for s in picked), "seconds")

@@ -16,6 +16,7 @@ import pytest
 
 from syw.entry import run_main
 from syw.figures.__main__ import main
+from syw.figures.readme_data import run_segments
 from syw.figures.study_readme import ReadmeError, readmes, regenerate, run
 from syw.paths import REPO
 
@@ -175,6 +176,19 @@ def test_run_log_iso_stamps(study):
         "=== stopped 2026-01-01 00:20:00 UTC (exit 130)\n=== note: restarted after the session's end\n"
         "=== started 2026-01-01 01:00:00 UTC: syw run study=synth  (commit abc1234)\n=== stopped 2026-01-01 01:05:30 UTC (exit 0)\n")
     assert values(study, "wall fmt=hms", "wall segment=1 fmt=hm", "clock segment=2 edge=end") == ["25 min 30 s", "20 min", "01:05"]
+
+
+def test_a_running_command_is_left_out_of_the_wall_time_and_a_cut_one_is_an_error(study):
+    ended = "=== started 2026-01-01 00:00:00 UTC: syw run study=synth\n=== stopped 2026-01-01 00:20:00 UTC (exit 130)\n"
+    running = "=== started 2026-01-01 01:00:00 UTC: syw run study=synth\n[synth/a] trial 0 value=0.1 (60.0 s)\n"
+    (study / "run.log").write_text(ended + running)
+    assert values(study, "wall fmt=hms") == ["20 min"]
+    with pytest.raises(ReadmeError, match="a command without an end stamp"):
+        values(study, "wall segment=2")
+    (study / "run.log").write_text(running + ended)  # the cut command is no longer the last
+    run_segments.cache_clear()  # read once per process, as a README's markers need
+    with pytest.raises(ReadmeError, match="a command without an end stamp"):
+        values(study, "wall")
 
 
 def test_a_family_with_fewer_trials_than_a_budget_shows_a_dash(study):
