@@ -18,6 +18,7 @@ from torch import nn
 from torch.nn.utils.rnn import PackedSequence
 from torch.utils.flop_counter import FlopCounterMode
 
+from syw.entry import positive_int
 from syw.experiments.space import Family, load_family, study_config, trial_seed
 from syw.models.trainer import configure_torch
 from syw.paths import REPO
@@ -36,7 +37,7 @@ def family_parser(doc: str, study: str, family: str, trials: int) -> argparse.Ar
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--study", default=study)
     parser.add_argument("--family", default=family)
-    parser.add_argument("--trials", type=int, default=trials)
+    parser.add_argument("--trials", type=positive_int, default=trials)
     return parser
 
 
@@ -146,8 +147,8 @@ def study_timing(description: str, study: str, trials: int, batches: int, batche
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--study", default=study)
     parser.add_argument("--family", nargs="*", help="short names of the study's families (default: all)")
-    parser.add_argument("--trials", type=int, default=trials, help="assignments per family (the study seed's first)")
-    parser.add_argument("--batches", type=int, default=batches, help=batches_help)
+    parser.add_argument("--trials", type=positive_int, default=trials, help="assignments per family (the study seed's first)")
+    parser.add_argument("--batches", type=positive_int, default=batches, help=batches_help)
     if with_device:
         parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                             help="cuda: GPU seconds on the first GPU (wall time between synchronisations)")

@@ -19,7 +19,6 @@ synchronisations, float32 kept IEEE as in a trial (``models.trainer.configure_to
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import device_seconds, efficiency, pass_flops, study_timing  # noqa: E402
-from syw.entry import run_main  # noqa: E402
+from syw.entry import positive_int, run_main  # noqa: E402
 from syw.models.lm_budget import parameter_count  # noqa: E402
 from syw.models.tasks import lm as task  # noqa: E402
 from syw.models.trainer import seed_everything, update  # noqa: E402
@@ -45,13 +44,6 @@ def prefix(stream: task.TokenStream, batch_size: int, bptt: int, windows: int | 
         return stream, 1.0
     tokens = windows * bptt * batch_size
     return task.TokenStream(stream.inputs[:tokens], stream.targets[:tokens]), total / windows
-
-
-def window_count(text: str) -> int:
-    """argparse type of ``--test-windows``: an integer >= 1."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: time at least 1 test window (an integer)")
-    return int(text)
 
 
 def time_assignment(module, params: dict, data: task.LmData, seed: int, batches: int, device: torch.device,
@@ -94,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     timing = study_timing(__doc__.splitlines()[0], "ptb_melis_reduced", trials=2, batches=10,
                           batches_help="training windows timed per assignment", argv=argv, with_device=True,
                           options=lambda parser: parser.add_argument(
-                              "--test-windows", type=window_count, help="time this many test windows and scale to the split (default: all)"))
+                              "--test-windows", type=positive_int, help="time this many test windows and scale to the split (default: all)"))
     data = task.load_corpus(timing.data_dir, timing.study["dataset"]["name"])
     rate, device, minutes_of = timing.rate, timing.device, {}
     for a in timing.assignments():

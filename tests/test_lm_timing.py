@@ -1,10 +1,9 @@
 """benchmarks/lm_timing.py: the test pass timed on a prefix and scaled to the split, by hand."""
-import argparse
 
 import pytest
 import torch
 
-from benchmarks.lm_timing import prefix, window_count
+from benchmarks.lm_timing import main, prefix
 from syw.models.tasks import lm as task
 
 
@@ -28,7 +27,8 @@ def test_prefix_of_all_windows_or_none_is_the_split():
         assert part is whole and scale == 1.0
 
 
-@pytest.mark.parametrize("text", ["0", "-3", "2.5", "x"])
-def test_window_count_refuses_what_is_not_a_positive_integer(text):
-    with pytest.raises(argparse.ArgumentTypeError, match="at least 1 test window"):
-        window_count(text)
+@pytest.mark.parametrize("option", ["--trials", "--batches", "--test-windows"])
+def test_counts_below_one_end_in_one_line_and_status_2(option, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main([option, "0"])
+    assert stop.value.code == 2 and f"argument {option}: 0 is not a budget: it must be at least 1" in capsys.readouterr().err
