@@ -24,12 +24,13 @@ from syw.experiments.tuner import GP
 from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.figures.sources import Group, study_rows, study_with_records
 from syw.paths import REPO
-from syw.units import human_duration, score
+from syw.units import human_duration, score, spans
 
 STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
 STUDIES = (STUDY, REDUCED)
 BUDGETS = (1, 5, 10)  # the budgets the table gives, besides each cell's N
 TITLE_WIDTH = 100  # characters of a title line that fit over both panels at its 9-point font
+CEILING = 10  # the y axis reaches at most this many times the lowest point of any curve (:func:`ceiling`)
 GP_LABEL = "shading of the GP tuner: ±1 SD across its runs, clipped to their observed values"
 
 
@@ -88,7 +89,7 @@ def styles(cells_: list[Cell]) -> tuple[dict[str, tuple[str, str]], dict[str, st
 
 
 def _panel(ax, cells_: list[Cell], own: dict, x: str) -> tuple[list, list, list]:
-    """Each cell's Eq. 8 curve with its clipped ±1 SD shading; the x values drawn and the y range covered."""
+    """Each cell's Eq. 8 curve with its clipped ±1 SD shading; the x values drawn and the shading's edges."""
     ends, lows, highs = [], [], []
     for c in cells_:
         ns, mean, sd = c.curve()
@@ -97,40 +98,52 @@ def _panel(ax, cells_: list[Cell], own: dict, x: str) -> tuple[list, list, list]
         ax.plot(xs, mean, color=colour, ls=line, lw=1.8, label=f"{c.group.label} (N = {ns.size})" if x == "trials" else None)
         low, high = shade_sd(ax, xs, mean, sd, c.group.scores, colour)
         ends.append(xs)
-        lows.append(low.min())
-        highs.append(high.max())
+        lows.append(low)
+        highs.append(high)
     return ends, lows, highs
 
 
-def _tuner(ax, c: Cell, colour: str) -> tuple[float, float]:
-    """The GP runs' mean best-so-far as steps with ±1 SD across runs; the y range covered."""
+def _tuner(ax, c: Cell, colour: str) -> tuple[np.ndarray, np.ndarray]:
+    """The GP runs' mean best-so-far as steps with ±1 SD across runs; the shading's edges."""
     t, values = c.tuner, c.tuner_values
     ax.plot(t.budgets, t.mean, color=colour, lw=1.6, ls="-.", drawstyle="steps-post",
             label=f"{c.group.label.split(' (')[0]}, GP tuner: best-so-far, mean of {t.runs} runs (not Eq. 8)")
     low, high = np.clip(t.mean - t.sd, values.min(), None), np.clip(t.mean + t.sd, None, values.max())
     ax.fill_between(t.budgets, low, high, color=colour, alpha=0.12, lw=0, step="post")
-    return float(np.nanmin(np.fmin(low, t.mean))), float(np.nanmax(np.fmax(high, t.mean)))
+    return np.fmin(low, t.mean), np.fmax(high, t.mean)
 
 
-def y_span(cells_: list[Cell]) -> tuple[float, float]:
-    """The lowest and highest value of the curves drawn (Eq. 8 and the GP runs' means)."""
-    values = np.concatenate([c.curve()[1] for c in cells_] + [c.tuner.mean for c in cells_ if c.tuner])
-    return float(values.min()), float(values.max())
+def curves(cells_: list[Cell], tuner: bool = True) -> list[tuple[str, np.ndarray]]:
+    """Each curve drawn, named: the cells' Eq. 8 curves and (with ``tuner``, panel (a)) the GP runs' mean best-so-far."""
+    return [(c.group.family, c.curve()[1]) for c in cells_] + [
+        (f"{c.group.family}, GP tuner", c.tuner.mean) for c in cells_ if c.tuner and tuner]
 
 
-def logarithmic(cells_: list[Cell]) -> bool:
-    """A logarithmic y axis when the curves span more than two decades: Eq. 8 is a mean over a cell's trials in
-    which a diverged one (a perplexity of 1e34, say) weighs at every n, and on a linear axis the others would be flat."""
-    low, high = y_span(cells_)
-    return high > 100 * low
+def ceiling(cells_: list[Cell]) -> float:
+    """The most the y axis reaches: ``CEILING`` times the lowest point of any curve. Eq. 8 is a mean over a cell's
+    trials in which a diverged one (a perplexity of 1e34, say) weighs at every n; drawn to scale, its curve
+    would flatten every other, so a curve above the ceiling is named at the axes' top edge instead."""
+    return CEILING * float(np.nanmin(np.concatenate([values for _, values in curves(cells_)])))
 
 
-def _fit(ax, low: float, high: float, log: bool) -> None:
-    if log:
-        ax.set_yscale("log")
-        ax.set_ylim(low / 1.2, high * 1.2)
-    else:
-        fit_y(ax, low, high, [])
+def off_scale(cells_: list[Cell], tuner: bool = True) -> list[tuple[str, str, float, float]]:
+    """Each curve with points above :func:`ceiling`: its name, the n where it is above, its highest and lowest point there."""
+    limit, out = ceiling(cells_), []
+    for name, values in curves(cells_, tuner):
+        above = np.flatnonzero(values > limit)
+        if above.size:
+            out.append((name, spans((above + 1).tolist()), float(values[above].max()), float(values[above].min())))
+    return out
+
+
+def _fit(ax, cells_: list[Cell], edges: tuple[list, list], colours: dict[str, str], tuner: bool) -> None:
+    """y limits over what is drawn up to :func:`ceiling`; each curve above it named in its colour at the top edge."""
+    (lows, highs), limit = edges, ceiling(cells_)
+    drawn = np.concatenate(highs + [values for _, values in curves(cells_, tuner)])
+    fit_y(ax, float(np.nanmin(np.concatenate(lows))), float(np.nanmax(drawn[drawn <= limit])), [])
+    for k, (name, where, high, low) in enumerate(off_scale(cells_, tuner)):
+        ax.annotate(f"↑ {name} above the axis at n = {where} ({score(high)} to {score(low)})", xy=(0.99, 0.98 - 0.06 * k),
+                    xycoords="axes fraction", ha="right", va="top", fontsize=7, color=colours[name])
 
 
 def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
@@ -144,8 +157,8 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
             ends.append(c.tuner.budgets)
             lows.append(low)
             highs.append(high)
-    log = logarithmic(cells_)
-    _fit(by_n, min(lows), max(highs), log)
+    colours = {c.group.family: own[c.group.family][0] for c in cells_} | {f"{k}, GP tuner": v for k, v in tuned.items()}
+    _fit(by_n, cells_, (lows, highs), colours, tuner=True)
     end_at_trials(by_n, ends)
     if max(e[-1] for e in ends) > 50:
         by_n.set_xscale("log")
@@ -153,7 +166,7 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
         integer_ticks(by_n)
     by_n.set_xlabel("Hyperparameter assignments (n)")
     ends, lows, highs = _panel(by_time, cells_, own, "time")
-    _fit(by_time, min(lows), max(highs), log)
+    _fit(by_time, cells_, (lows, highs), colours, tuner=False)
     end_at_trials(by_time, ends)
     by_time.set_xscale("log")
     time_ticks(by_time)
@@ -179,10 +192,10 @@ def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
                                                                         for c in cells_) + ", up to N.",
              "- (b) The same curves at n trials times the cell's mean training duration.",
              f"- Shading, in each curve's colour: {SD_LABEL.removeprefix('shading: ')}."]
-    if logarithmic(cells_):
-        low, high = y_span(cells_)
-        lines.append(f"- The y axis is logarithmic: the curves span more than two decades, from {low:.4g} to {high:.4g} "
-                     "(Eq. 8 is a mean over a cell's trials in which a diverged trial weighs at every n).")
+    for name, where, high, low in off_scale(cells_):
+        lines.append(f"- Above the axis, which reaches at most {CEILING} times the lowest point of any curve "
+                     f"({score(ceiling(cells_))}): {name} at n = {where}, from {score(high)} to {score(low)}. Eq. 8 is a mean "
+                     "over a cell's trials in which a diverged trial weighs at every n; drawn to scale, it would flatten every other curve.")
     for c in cells_:
         if c.failed:
             lines.append(f"- {c.group.family}: {c.failed} failed trial(s), not part of its curve.")

@@ -121,31 +121,37 @@ def test_fig5_draws_both_panels_falling_and_says_what_it_shows(tmp_path, monkeyp
     assert "REDUCED: 2M weights" in caption and "lstm: 1 failed trial(s)" in caption and "mean of 3 independent runs" in caption
 
 
-def test_a_diverged_trial_puts_the_curves_on_a_logarithmic_axis(tmp_path, monkeypatch):
+def test_a_diverged_trial_is_named_above_the_axis_and_the_others_keep_their_scale(tmp_path, monkeypatch):
     results, out = tmp_path / "results", tmp_path / "out"
     folder = write_melis(results)
-    ok = [v for v in LSTM if v is not None]
-    write_family(folder, "rhn", [v + 50 for v in ok[:3]] + [1e34], 120.0)  # RHN's trial 3 diverged
+    write_family(folder, "rhn", [180.0, 150.0, 210.0, 1e34], 120.0)  # RHN's trial 3 diverged
     drawn = kept(monkeypatch)
     assert cli.main(["fig5", "--results", str(results), "--out", str(out)]) == 0
     by_n, by_time = drawn[-1].axes
-    # Eq. 8 at n = 1 is the mean, 1e34 / 4 with the rest; at n = N = 4 the diverged trial still weighs (1/4)^4.
-    top = 1e34 / 4 + (150 + 160 + 180) / 4
-    assert by_n.get_yscale() == by_time.get_yscale() == "log"
-    # From NAS's best, 70 (the lowest curve's end), to the RHN's shading at n = 1: its mean + 1 SD of the 4 values.
-    assert by_n.get_ylim() == pytest.approx((70 / 1.2, (top + np.std([150, 160, 180, 1e34])) * 1.2))
+    # Eq. 8 at n = 1 is the mean; at n = N = 4 the diverged trial still weighs (1/4)^4, with 210 at (2/4)^4 - (1/4)^4 and so on.
+    first, last = (1e34 + 180 + 150 + 210) / 4, 1e34 / 4 ** 4 + 210 * (2 ** 4 - 1) / 4 ** 4 + 180 * (3 ** 4 - 2 ** 4) / 4 ** 4 \
+        + 150 * (4 ** 4 - 3 ** 4) / 4 ** 4
+    assert by_n.get_yscale() == by_time.get_yscale() == "linear"
+    # The ceiling is 10 x NAS's curve at N; below it: from NAS's best, 70, to the top of the LSTM's shading at n = 1,
+    # its mean 125 + 1 SD (sqrt(525)), padded by 5% of the span each way.
+    low, high = 70, 125 + np.sqrt(525)
+    pad = 0.05 * (high - low)
+    assert by_n.get_ylim() == pytest.approx((low - pad, high + pad)) and by_time.get_ylim() == pytest.approx((low - pad, high + pad))
+    named = f"↑ rhn above the axis at n = 1-4 ({fig5.score(first)} to {fig5.score(last)})"
+    assert [t.get_text() for t in by_n.texts] == [t.get_text() for t in by_time.texts] == [named]
     caption = (out / "fig5_caption.md").read_text()
-    assert f"the curves span more than two decades, from {EQ8_AT_4 - 30:.4g} to {top:.4g}" in caption  # NAS's curve at N
+    assert f"at most 10 times the lowest point of any curve ({fig5.score(10 * (EQ8_AT_4 - 30))}): rhn at n = 1-4, " \
+           f"from {fig5.score(first)} to {fig5.score(last)}." in caption
     # The table writes the diverged curve with an exponent, not as 35 digits; the LSTM at n = 1: the mean, 125.
-    assert f"| 1 | 125.00 | {top:.3e} | " in fig5.budget_markdown(*fig5.cells(results))
+    assert f"| 1 | 125.00 | {first:.3e} | " in fig5.budget_markdown(*fig5.cells(results))
 
 
-def test_curves_within_two_decades_keep_a_linear_axis(tmp_path, monkeypatch):
+def test_curves_below_the_ceiling_are_all_drawn_to_scale(tmp_path, monkeypatch):
     write_melis(tmp_path / "results")
     drawn = kept(monkeypatch)
     assert cli.main(["fig5", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out")]) == 0
-    assert all(ax.get_yscale() == "linear" for ax in drawn[-1].axes)
-    assert "logarithmic" not in (tmp_path / "out" / "fig5_caption.md").read_text()
+    assert all(ax.get_yscale() == "linear" and not ax.texts for ax in drawn[-1].axes)
+    assert "Above the axis" not in (tmp_path / "out" / "fig5_caption.md").read_text()
 
 
 def test_without_gp_runs_the_caption_says_so(tmp_path):
