@@ -241,9 +241,9 @@ def seeds(a: Args) -> Value:
 
 
 def wall(a: Args) -> Value:
-    """Wall time in run.log: of command ``segment=K`` (1-based), or of all that have ended (`time`'s ``real``,
-    else from the command's first to its last time stamp); the last command, while it runs, has no end and
-    is left out. An earlier command without an end (cut by a machine's end) needs a note stamping when it stopped."""
+    """Wall time in run.log: of command ``segment=K`` (1-based), or of all (`time`'s ``real``, else from the
+    command's first to its last time stamp); the last command, running with no stamp since its start, is left
+    out. An earlier command without an end (cut by a machine's end) needs a note stamping when it stopped."""
     segments = run_segments(a.study().folder / "run.log")
     if a.get("segment") is not None:
         picked = [_segment(a, segments)]
