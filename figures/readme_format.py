@@ -17,7 +17,7 @@ class Value:
     kind: str  # score, count, number, share, param, seconds, clock or text
 
 
-DEFAULT_FORMAT = {"score": ".3f", "count": ",d", "number": ".1f", "share": ".0%", "scaled": ",.0f"}
+DEFAULT_FORMAT = {"count": ",d", "number": ".1f", "share": ".0%", "scaled": ",.0f"}
 
 
 def _duration(seconds: float, fmt: str) -> str:
