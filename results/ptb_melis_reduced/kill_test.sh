@@ -5,9 +5,10 @@
 # once AHEAD (default 4) more trials are recorded than at its start, and at least 8 (past the 5 random
 # startup suggestions, so the kill lands while the GP suggests), counts what of the group is left alive, runs the same
 # command again to the end, and checks the records: each trial index 0..19 exactly once. Every step is
-# stamped in run.log. Run from the repository root with SYW_DATA_DIR set; rerunning it after it passed
-# only runs the (then empty) rest of the search. STUDY, FAMILY, TRIALS, RESULTS and EXTRA (more
-# overrides) let the same steps run on a cheap study first.
+# stamped in run.log. Run from the repository root with SYW_DATA_DIR set. The kill happens once: run
+# again after it (the resumed search stopped too, say at a session's end), the script runs the same
+# command on to the end and the check (after it passed: the then empty rest of the search). STUDY,
+# FAMILY, TRIALS, RESULTS and EXTRA (more overrides) let the same steps run on a cheap study first.
 set -u
 STUDY=${STUDY:-ptb_melis_reduced}
 FAMILY=${FAMILY:-lstm}
@@ -24,9 +25,11 @@ AHEAD=${AHEAD:-4}
 . "$(dirname "$0")/stamps.sh"
 count() { if [ -f "$REC" ]; then grep -c . "$REC"; else echo 0; fi; }
 
+killed() { grep -q "^=== kill test .*SIGKILL.* in $REC " "$LOG" 2>/dev/null; }
+
 before=$(count)
 target=$((before + AHEAD)); [ "$target" -lt 8 ] && target=8
-if [ "$target" -lt "$TRIALS" ]; then
+if ! killed && [ "$target" -lt "$TRIALS" ]; then
   started "${ARGS[@]}"
   setsid "$PY" -m syw "${ARGS[@]}" >> "$LOG" 2>&1 &
   pid=$!
