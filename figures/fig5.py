@@ -126,9 +126,10 @@ def ceiling(cells_: list[Cell]) -> float:
     return CEILING * float(np.nanmin(np.concatenate([values for _, values in curves(cells_)])))
 
 
-def off_scale(cells_: list[Cell], tuner: bool = True) -> list[tuple[str, str, float, float]]:
-    """Each curve with points above :func:`ceiling`: its name, the n where it is above, its highest and lowest point there."""
-    limit, out = ceiling(cells_), []
+def off_scale(cells_: list[Cell], limit: float, tuner: bool = True) -> list[tuple[str, str, float, float]]:
+    """Each curve with points above ``limit`` (:func:`ceiling`): its name, the n where it is above, its highest and
+    lowest point there."""
+    out = []
     for name, values in curves(cells_, tuner):
         above = np.flatnonzero(values > limit)
         if above.size:
@@ -136,12 +137,12 @@ def off_scale(cells_: list[Cell], tuner: bool = True) -> list[tuple[str, str, fl
     return out
 
 
-def _fit(ax, cells_: list[Cell], edges: tuple[list, list], colours: dict[str, str], tuner: bool) -> None:
-    """y limits over what is drawn up to :func:`ceiling`; each curve above it named in its colour at the top edge."""
-    (lows, highs), limit = edges, ceiling(cells_)
+def _fit(ax, cells_: list[Cell], edges: tuple[list, list], colours: dict[str, str], limit: float, tuner: bool) -> None:
+    """y limits over what is drawn up to ``limit`` (:func:`ceiling`); each curve above it named in its colour at the top edge."""
+    lows, highs = edges
     drawn = np.concatenate(highs + [values for _, values in curves(cells_, tuner)])
     fit_y(ax, float(np.nanmin(np.concatenate(lows))), float(np.nanmax(drawn[drawn <= limit])), [])
-    for k, (name, where, high, low) in enumerate(off_scale(cells_, tuner)):
+    for k, (name, where, high, low) in enumerate(off_scale(cells_, limit, tuner)):
         ax.annotate(f"↑ {name} above the axis at n = {where} ({score(high)} to {score(low)})", xy=(0.99, 0.98 - 0.06 * k),
                     xycoords="axes fraction", ha="right", va="top", fontsize=7, color=colours[name])
 
@@ -158,7 +159,8 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
             lows.append(low)
             highs.append(high)
     colours = {c.group.family: own[c.group.family][0] for c in cells_} | {f"{k}, GP tuner": v for k, v in tuned.items()}
-    _fit(by_n, cells_, (lows, highs), colours, tuner=True)
+    limit = ceiling(cells_)
+    _fit(by_n, cells_, (lows, highs), colours, limit, tuner=True)
     end_at_trials(by_n, ends)
     if max(e[-1] for e in ends) > 50:
         by_n.set_xscale("log")
@@ -166,7 +168,7 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
         integer_ticks(by_n)
     by_n.set_xlabel("Hyperparameter assignments (n)")
     ends, lows, highs = _panel(by_time, cells_, own, "time")
-    _fit(by_time, cells_, (lows, highs), colours, tuner=False)
+    _fit(by_time, cells_, (lows, highs), colours, limit, tuner=False)
     end_at_trials(by_time, ends)
     by_time.set_xscale("log")
     time_ticks(by_time)
@@ -192,9 +194,10 @@ def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
                                                                         for c in cells_) + ", up to N.",
              "- (b) The same curves at n trials times the cell's mean training duration.",
              f"- Shading, in each curve's colour: {SD_LABEL.removeprefix('shading: ')}."]
-    for name, where, high, low in off_scale(cells_):
+    limit = ceiling(cells_)
+    for name, where, high, low in off_scale(cells_, limit):
         lines.append(f"- Above the axis, which reaches at most {CEILING} times the lowest point of any curve "
-                     f"({score(ceiling(cells_))}): {name} at n = {where}, from {score(high)} to {score(low)}. Eq. 8 is a mean "
+                     f"({score(limit)}): {name} at n = {where}, from {score(high)} to {score(low)}. Eq. 8 is a mean "
                      "over a cell's trials in which a diverged trial weighs at every n; drawn to scale, it would flatten every other curve.")
     for c in cells_:
         if c.failed:
