@@ -20,6 +20,7 @@ the coverage by simulation. From the band follow:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,6 +90,15 @@ def runs(ns: list[int], labels: list) -> list[tuple]:
         else:
             out.append((label, n, n))
     return out
+
+
+def leaders_by_n(curves: dict[str, Sequence[float]], *, maximize: bool = True) -> list[tuple[str, int, int]]:
+    """(name, first n, last n) for each stretch of n = 1 to the shortest curve's end over which that curve is the
+    best of ``curves`` (expected best of n trials, Eq. 8, one per family); a tie goes to the first named."""
+    n = min(len(c) for c in curves.values())
+    stack = np.vstack([np.asarray(c, dtype=float)[:n] for c in curves.values()])
+    best, names = (np.argmax if maximize else np.argmin)(stack, axis=0), list(curves)
+    return runs(list(range(1, n + 1)), [names[k] for k in best])
 
 
 def stretches(diff: Difference) -> list[tuple[str | None, int, int]]:

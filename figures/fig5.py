@@ -18,13 +18,13 @@ import numpy as np
 
 from syw.analysis import time_axis
 from syw.analysis.adaptive import BestSoFar, reaches_random, tuner_progress
-from syw.analysis.compare import runs
+from syw.analysis.compare import leaders_by_n
 from syw.experiments.space import load_family, study_config
 from syw.experiments.tuner import GP
 from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.figures.sources import Group, study_rows, study_with_records
 from syw.paths import REPO
-from syw.units import human_duration, score, spans
+from syw.units import human_duration, score, spans, stretches_text
 
 STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
 STUDIES = (STUDY, REDUCED)
@@ -226,9 +226,7 @@ def _at(curve: np.ndarray, n: int) -> float | None:
 
 def leaders(cells_: list[Cell]) -> list[tuple[str, int, int]]:
     """(cell, first n, last n) of each stretch over n = 1..the smallest N where that cell's expected best is lowest."""
-    curves = np.vstack([c.curve()[1][: min(x.group.scores.size for x in cells_)] for c in cells_])
-    lead = [cells_[k].group.family for k in np.argmin(curves, axis=0)]
-    return runs(list(range(1, len(lead) + 1)), lead)
+    return leaders_by_n({c.group.family: c.curve()[1] for c in cells_}, maximize=False)
 
 
 def gp_reach(c: Cell) -> int | None:
@@ -272,7 +270,7 @@ def budget_markdown(study: str, cells_: list[Cell]) -> str:
         out.append(f"| {n}{' (N)' if n in sizes else ''} | " + " | ".join(fmt(v) for v in values.values())
                    + "".join(f" | {g}" for g in gp) + f" | {min(ahead, key=ahead.get)} |")
     out += ["", "Leader by n (lowest expected best, random search, n = 1 to the smallest N): "
-            + "; ".join(f"{who} at n = {a}" + (f"-{b}" if b > a else "") for who, a, b in leaders(cells_)) + "."]
+            + stretches_text(leaders(cells_)) + "."]
     out += ["", *(f"Trials the GP tuner saves, {saves(c)}" for c in tuned)] if tuned else [
         "", f"No GP-tuner runs with a finished trial in `{study}/{GP}/`: no best-so-far column."]
     return "\n".join(out) + "\n"

@@ -12,7 +12,7 @@ the keys each takes; each function's docstring says more):
 - ``emax`` (Eq. 8 at ``n``; ``test=FIELD``: that field of the trial the values select; ``scale=log``: Eq. 8
   of the values' logarithms, written back as exp), ``reach``
   (first n reaching ``target``; ``time=yes``: its wall time), ``overtakes`` (from which n ``family``
-  stays ahead of ``over``), ``behind`` (largest shortfall against the best other family), ``gap``
+  stays ahead of ``over``), ``leaders`` (whose curve is best at each n), ``behind`` (largest shortfall against the best other family), ``gap``
   (largest difference from the authors' curve), ``lead`` (start or end of a stretch of wall time a
   family leads, Figs. 2 and 4), ``ratio`` (of mean durations or another field).
 - ``tuner`` (an adaptive tuner's runs beside random search: their count, mean best-so-far, where it
@@ -41,12 +41,14 @@ import numpy as np
 
 from syw.analysis import budget_to_reach, overtakes_from, time_leaders
 from syw.analysis.adaptive import reaches_random, tuner_progress
+from syw.analysis.compare import leaders_by_n
 from syw.analysis.selected import selected_test
 from syw.experiments.tuner import GP
 from syw.figures.readme_args import Args, best_row, curve, every_row, values_of
 from syw.figures.readme_data import FactError, Trials, entry, field, run_segments, squad_scores
 from syw.figures.readme_format import Value, field_kind, render
 from syw.figures.seeds import best_assignments, gap_rows, seed_rows
+from syw.units import stretches_text
 
 
 def _budget(args: Args, trials: Trials) -> int:
@@ -142,6 +144,14 @@ def overtakes(a: Args) -> Value:
     mine, other = a.trials(), a.trials("over")
     n = overtakes_from(curve(mine), curve(other), maximize=mine.maximize)
     return Value(n, "count") if n is not None else Value("never", "text")
+
+
+def leaders(a: Args) -> Value:
+    """Whose Eq. 8 curve is best at each n = 1 to the smallest N of the study's families (``scale=log`` as for
+    ``emax``): ``nas at n = 1-4; lstm at n = 5-20``."""
+    every = a.each()
+    curves = {t.family: curve(t, scale=a.get("scale")) for t in every}
+    return Value(stretches_text(leaders_by_n(curves, maximize=every[0].maximize)), "text")
 
 
 def behind(a: Args) -> Value:
@@ -328,6 +338,7 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "reach": (reach, TRIALS | {"target", "time"}),
     "which": (which, TRIALS | {"with"}),
     "overtakes": (overtakes, TRIALS | {"over"}),
+    "leaders": (leaders, COMMON | {"source", "where", "scale"}),
     "behind": (behind, TRIALS),
     "gap": (gap, COMMON | {"family", "where", "with"}),
     "ratio": (ratio, TRIALS | {"over", "with", "of"}),

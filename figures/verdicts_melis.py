@@ -22,7 +22,7 @@ from syw.figures.seeds import MELIS_RATIO, MELIS_ROBUST_GAP, MELIS_SEED_SD, gap_
 from syw.figures.sources import has_records
 from syw.paths import REPO
 from syw.records import RecordError
-from syw.units import score, spans
+from syw.units import score, spans, stretches_text
 
 STUDIES = fig5.STUDIES
 LSTM = "lstm"  # the family whose lead question 1 asks about (``lstm``, ``lstm_24m``)
@@ -85,7 +85,7 @@ def lead(cells_: list[fig5.Cell]) -> Answer:
             texts.append(f"{lstm} leads at every n = 1 to {n_max} (expected best at n = {n_max}: {at_n})")
             verdicts.append("supports")
             continue
-        by_n = "; ".join(f"{who} at n = {a}" + (f"-{b}" if b > a else "") for who, a, b in stretches)
+        by_n = stretches_text(stretches)
         changes = ", ".join(str(a) for _, a, _ in stretches[1:])
         texts.append(f"{lstm} does not lead at every n = 1 to {n_max}: the leader is {by_n}"
                      + (f" (the lead changes at n = {changes})" if changes else "")

@@ -14,6 +14,11 @@ def human_duration(seconds: float | None) -> str:
     return f"{seconds:.0f} s"
 
 
+def stretches_text(stretches: list[tuple[str, int, int]]) -> str:
+    """(who, first n, last n) stretches in words: ``"nas at n = 1-4; lstm at n = 5-20"``."""
+    return "; ".join(f"{who} at n = {a}" + (f"-{b}" if b > a else "") for who, a, b in stretches)
+
+
 def spans(numbers: list[int]) -> str:
     """Sorted integers as their runs: ``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
     runs: list[list[int]] = []

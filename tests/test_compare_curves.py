@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from syw.analysis.bands import confidence_bands
-from syw.analysis.compare import Difference, difference, first_crossing, sentence, stretches
+from syw.analysis.compare import Difference, difference, first_crossing, leaders_by_n, sentence, stretches
 from syw.entry import run_main
 from tests.synthetic_scores import BIMODAL, SPREAD, STEADY
 
@@ -153,3 +153,12 @@ def test_sst5_the_report_places_the_cnn_lr_crossover(tmp_path):
     assert found and found.group(1) == "13", report
     low, high = int(found.group(2)), found.group(3)
     assert low <= 13 and (high.startswith("beyond") or int(high) >= 13)
+
+
+def test_leaders_by_n_of_three_known_curves():
+    curves = {"lstm": [375.7, 210.1, 189.3, 180.7], "rhn": [5e32, 3e27, 1e21, 9.7e7], "nas": [315.9, 211.6, 199.4]}
+    # lower is better; the shortest curve (nas, 3 points) ends the comparison
+    assert leaders_by_n(curves, maximize=False) == [("nas", 1, 1), ("lstm", 2, 3)]
+    assert leaders_by_n(curves) == [("rhn", 1, 3)]
+    # a tie goes to the first named, and a stretch may come back
+    assert leaders_by_n({"a": [1, 2, 1, 3], "b": [1, 1, 2, 2]}, maximize=False) == [("a", 1, 1), ("b", 2, 2), ("a", 3, 3), ("b", 4, 4)]

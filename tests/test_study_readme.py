@@ -124,6 +124,8 @@ def test_expected_max_and_budgets_are_eq8_on_four_distinct_values(study):
     # b stays at 0.35: a is ahead from n = 4 (0.3617) and behind before (0.34375 at n = 3).
     assert values(study, "overtakes family=a over=b", "overtakes family=b over=a", "behind family=a fmt=.4f") == \
         ["4", "never", f"{0.35 - 0.25:.4f}"]
+    # On the log scale a at n = 4 is exp(sum ln v_i ((i/4)^4 - ((i-1)/4)^4)) = 0.3551 > 0.35 as well; at n = 3 0.3331.
+    assert values(study, "leaders", "leaders scale=log") == ["b at n = 1-3; a at n = 4"] * 2
 
 
 def test_eq8_on_the_log_scale_is_written_back_with_exp(study):

@@ -1,7 +1,7 @@
 """syw/units: how durations, counts, runs of integers and scores are written for people."""
 import math
 
-from syw.units import count, human_duration, score, spans
+from syw.units import count, human_duration, score, spans, stretches_text
 
 
 def test_durations_take_the_largest_unit_that_fits():
@@ -12,6 +12,7 @@ def test_durations_take_the_largest_unit_that_fits():
 def test_spans_and_counts():
     assert spans([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
     assert [count(1, "trial"), count(2, "trial"), count(0.5, "GPU")] == ["1 trial", "2 trials", "0.5 GPUs"]
+    assert stretches_text([("nas", 1, 4), ("lstm", 5, 20), ("rhn", 21, 21)]) == "nas at n = 1-4; lstm at n = 5-20; rhn at n = 21"
 
 
 def test_scores_take_an_exponent_from_a_million_on():
