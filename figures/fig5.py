@@ -240,6 +240,8 @@ def saves(c: Cell) -> str:
     big_n, target = c.group.scores.size, c.curve()[1][-1]
     within, n = min(big_n, c.tuner.budgets.size), gp_reach(c)
     head = f"{c.group.family}: random search's expected best at N = {big_n} is {score(target)}; the GP runs' mean best-so-far "
+    if n is None and within < big_n:
+        return head + f"does not reach it within {within} trials, where the shortest run ends: not known yet."
     if n is None:
         return head + f"does not reach it within {within} trials: not within N."
     return head + f"reaches it at n = {n}: the GP tuner saves {big_n - n} of {big_n} trials."

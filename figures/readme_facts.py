@@ -205,7 +205,7 @@ def tuner(a: Args) -> Value:
     """The GP-tuner runs of ``family`` beside its random search (issue 36; :mod:`figures.fig5`): ``of=runs``
     (default), their count; ``mean``, their mean best-so-far at ``n`` (default the shortest run's end);
     ``reach``, the first n at which that mean reaches random search's Eq. 8 value at N (or ``more than K``);
-    ``saves``, N minus that n."""
+    ``saves``, N minus that n (0 when runs of N trials never reach it; unknown while the runs are shorter)."""
     random, what = a.trials(), a.get("of", "runs")
     found = tuner_progress(a.study().folder, random.family, GP)
     if found is None:
@@ -220,10 +220,13 @@ def tuner(a: Args) -> Value:
         return Value(float(best.mean[n - 1]), "score")
     if what not in ("reach", "saves"):
         raise FactError(f"of={what!r}: runs, mean, reach or saves")
-    n = reaches_random(best, curve(random), maximize=random.maximize)
-    if n is None:
-        return Value(f"more than {min(len(random.rows), best.budgets.size)}", "text")
-    return Value(n if what == "reach" else len(random.rows) - n, "count")
+    n, big_n = reaches_random(best, curve(random), maximize=random.maximize), len(random.rows)
+    if n is not None:
+        return Value(n if what == "reach" else big_n - n, "count")
+    within = min(big_n, best.budgets.size)
+    if what == "reach":
+        return Value(f"more than {within}", "text")
+    return Value(0, "count") if within == big_n else Value(f"unknown yet (the runs end at {within})", "text")
 
 
 def seeds(a: Args) -> Value:

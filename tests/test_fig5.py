@@ -91,6 +91,13 @@ def test_the_gp_tuner_that_never_reaches_random_search_saves_nothing(tmp_path):
     assert "does not reach it within 4 trials: not within N." in text
 
 
+def test_gp_runs_shorter_than_random_search_that_have_not_reached_it_leave_the_saving_unknown(tmp_path):
+    results = tmp_path / "results"
+    write_melis(results, gp=[[150.0, 140.0], [200.0, 110.0, 105.0]])
+    text = fig5.budget_markdown(*fig5.cells(results))
+    assert "does not reach it within 2 trials, where the shortest run ends: not known yet." in text
+
+
 def test_the_cell_with_uniformly_lower_perplexity_leads_and_the_table_is_the_records(tmp_path):
     text = fig5.budget_markdown(*fig5.cells(write_melis(tmp_path / "results").parent))
     assert row(text, "1") == ["1", "125.00", "175.00", "95.00", "nas"]

@@ -34,8 +34,14 @@ def test_the_gp_tuner_beside_random_search_by_hand(melis):
 
 
 def test_a_tuner_that_never_reaches_random_search_says_so(tmp_path):
-    folder = write_melis(tmp_path / "results", gp=[[200.0] * 4, [210.0] * 4])
-    assert values(folder, "tuner family=lstm of=reach", "tuner family=lstm of=saves") == ["more than 4", "more than 4"]
+    folder = write_melis(tmp_path / "results", gp=[[200.0] * 4, [210.0] * 4])  # N = 4 random trials, runs of 4
+    assert values(folder, "tuner family=lstm of=reach", "tuner family=lstm of=saves") == ["more than 4", "0"]
+
+
+def test_runs_shorter_than_random_search_that_have_not_reached_it_leave_the_saving_unknown(tmp_path):
+    folder = write_melis(tmp_path / "results", gp=[[200.0] * 2, [210.0] * 3])  # the shortest run ends at 2
+    assert values(folder, "tuner family=lstm of=reach", "tuner family=lstm of=saves") == \
+        ["more than 2", "unknown yet (the runs end at 2)"]
 
 
 def test_seed_spread_and_the_gap_between_families_by_hand(melis):
