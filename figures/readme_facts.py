@@ -203,7 +203,7 @@ def lead(a: Args) -> Value:
 
 def tuner(a: Args) -> Value:
     """The GP-tuner runs of ``family`` beside its random search (issue 36; :mod:`figures.fig5`): ``of=runs``
-    (default), their count; ``mean``, their mean best-so-far at ``n`` (default the shortest run's end);
+    (default), their count; ``length``, the trials of the shortest; ``mean``, their mean best-so-far at ``n`` (default the shortest run's end);
     ``reach``, the first n at which that mean reaches random search's Eq. 8 value at N (or ``more than K``);
     ``saves``, N minus that n (0 when runs of N trials never reach it; unknown while the runs are shorter)."""
     random, what = a.trials(), a.get("of", "runs")
@@ -211,15 +211,15 @@ def tuner(a: Args) -> Value:
     if found is None:
         raise FactError(f"no {GP}-tuner run of {random.family} with a finished trial in {a.study().folder / GP}")
     best = found[0]
-    if what == "runs":
-        return Value(best.runs, "count")
+    if what in ("runs", "length"):
+        return Value(best.runs if what == "runs" else best.budgets.size, "count")
     if what == "mean":
         n = best.budgets.size if a.get("n") is None else int(a.number("n"))
         if not 1 <= n <= best.budgets.size:
             raise FactError(f"n={n}: a budget from 1 to {best.budgets.size}, the shortest {GP} run")
         return Value(float(best.mean[n - 1]), "score")
     if what not in ("reach", "saves"):
-        raise FactError(f"of={what!r}: runs, mean, reach or saves")
+        raise FactError(f"of={what!r}: runs, length, mean, reach or saves")
     n, big_n = reaches_random(best, curve(random), maximize=random.maximize), len(random.rows)
     if n is not None:
         return Value(n if what == "reach" else big_n - n, "count")

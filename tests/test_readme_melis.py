@@ -40,8 +40,8 @@ def test_a_tuner_that_never_reaches_random_search_says_so(tmp_path):
 
 def test_runs_shorter_than_random_search_that_have_not_reached_it_leave_the_saving_unknown(tmp_path):
     folder = write_melis(tmp_path / "results", gp=[[200.0] * 2, [210.0] * 3])  # the shortest run ends at 2
-    assert values(folder, "tuner family=lstm of=reach", "tuner family=lstm of=saves") == \
-        ["more than 2", "unknown yet (the runs end at 2)"]
+    assert values(folder, "tuner family=lstm of=reach", "tuner family=lstm of=saves", "tuner family=lstm of=length") == \
+        ["more than 2", "unknown yet (the runs end at 2)", "2"]
 
 
 def test_seed_spread_and_the_gap_between_families_by_hand(melis):
@@ -56,7 +56,7 @@ def test_seed_spread_and_the_gap_between_families_by_hand(melis):
     ("tuner family=rhn", "no gp-tuner run of rhn"),
     ("tuner family=lstm of=mean n=5", "n=5: a budget from 1 to 4"),
     ("tuner family=lstm of=mean n=x", "n='x' is not a number"),
-    ("tuner family=lstm of=best", "of='best': runs, mean, reach or saves"),
+    ("tuner family=lstm of=best", "of='best': runs, length, mean, reach or saves"),
     ("seeds family=nas", "family='nas' of='sd': a rerun family (lstm, rhn)"),
     ("seeds family=lstm over=nas", "two rerun families"),
 ])
