@@ -16,7 +16,7 @@ from tests import oracle
 TEXT = (".md", ".csv", ".tex")
 COMMANDS = [["fig1"], ["fig1", "--source", "paper"], ["fig1", "--variant", "as_run"],
             ["fig2"], ["fig2", "--source", "paper"], ["fig3"], ["fig3", "--source", "paper"],
-            ["fig3", "--variant", "reduced"], ["fig4"], ["fig4", "--source", "paper"],
+            ["fig3", "--variant", "reduced"], ["fig4"], ["fig4", "--source", "paper"], ["fig5"],
             ["budgets"], ["budgets", "--source", "paper"], ["budgets", "--variant", "as_run"],
             ["report"], ["report", "--variant", "as_run"]]
 
