@@ -88,15 +88,16 @@ def styles(cells_: list[Cell]) -> tuple[dict[str, tuple[str, str]], dict[str, st
     return own, {c.group.family: free[k % len(free)] for k, c in enumerate(c for c in cells_ if c.tuner)}
 
 
-def _panel(ax, cells_: list[Cell], own: dict, x: str) -> tuple[list, list, list]:
-    """Each cell's Eq. 8 curve with its clipped ±1 SD shading; the x values drawn and the shading's edges."""
+def _panel(ax, cells_: list[Cell], own: dict, x: str, limit: float) -> tuple[list, list, list]:
+    """Each cell's Eq. 8 curve with its clipped ±1 SD shading where the curve is at most ``limit`` (:func:`ceiling`;
+    above it the curve is named, not drawn to scale); the x values drawn and the shading's edges."""
     ends, lows, highs = [], [], []
     for c in cells_:
         ns, mean, sd = c.curve()
         xs = ns if x == "trials" else time_axis(ns.size, c.group.mean_duration)
         colour, line = own[c.group.family]
         ax.plot(xs, mean, color=colour, ls=line, lw=1.8, label=f"{c.group.label} (N = {ns.size})" if x == "trials" else None)
-        low, high = shade_sd(ax, xs, mean, sd, c.group.scores, colour)
+        low, high = shade_sd(ax, xs, mean, sd, c.group.scores, colour, where=mean <= limit)
         ends.append(xs)
         lows.append(low)
         highs.append(high)
@@ -151,7 +152,8 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
     """``<out_stem>.png``, ``.pdf`` and ``_caption.md``: panel (a) against trials, (b) against training time."""
     own, tuned = styles(cells_)
     fig, (by_n, by_time) = plt.subplots(1, 2, figsize=(11, 5.2), layout="constrained")
-    ends, lows, highs = _panel(by_n, cells_, own, "trials")
+    limit = ceiling(cells_)
+    ends, lows, highs = _panel(by_n, cells_, own, "trials", limit)
     for c in cells_:
         if c.tuner:
             low, high = _tuner(by_n, c, tuned[c.group.family])
@@ -159,7 +161,6 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
             lows.append(low)
             highs.append(high)
     colours = {c.group.family: own[c.group.family][0] for c in cells_} | {f"{k}, GP tuner": v for k, v in tuned.items()}
-    limit = ceiling(cells_)
     _fit(by_n, cells_, (lows, highs), colours, limit, tuner=True)
     end_at_trials(by_n, ends)
     if max(e[-1] for e in ends) > 50:
@@ -167,7 +168,7 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
     else:
         integer_ticks(by_n)
     by_n.set_xlabel("Hyperparameter assignments (n)")
-    ends, lows, highs = _panel(by_time, cells_, own, "time")
+    ends, lows, highs = _panel(by_time, cells_, own, "time", limit)
     _fit(by_time, cells_, (lows, highs), colours, limit, tuner=False)
     end_at_trials(by_time, ends)
     by_time.set_xscale("log")
@@ -193,7 +194,7 @@ def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
              "the expected minimum of n i.i.d. draws) of " + ", ".join(f"{c.group.label} (N = {c.group.scores.size})"
                                                                         for c in cells_) + ", up to N.",
              "- (b) The same curves at n trials times the cell's mean training duration.",
-             f"- Shading, in each curve's colour: {SD_LABEL.removeprefix('shading: ')}."]
+             f"- Shading, in each curve's colour: {SD_LABEL.removeprefix('shading: ')}; none where the curve is above the axis."]
     limit = ceiling(cells_)
     for name, where, high, low in off_scale(cells_, limit):
         lines.append(f"- Above the axis, which reaches at most {CEILING} times the lowest point of any curve "

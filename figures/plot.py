@@ -105,10 +105,12 @@ def colours(names: list[str]) -> dict[str, tuple[str, str]]:
     return {name: out[name] for name in names}
 
 
-def shade_sd(ax, xs, mean, sd, scores, color: str) -> tuple[np.ndarray, np.ndarray]:
-    """±1 SD of the best of n around the curve, clipped to the observed range of the scores (section 3.3);
-    the shading's lower and upper edges."""
+def shade_sd(ax, xs, mean, sd, scores, color: str, where: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """±1 SD of the best of n around the curve, clipped to the observed range of the scores (section 3.3), at the
+    points ``where`` allows (all by default); the shading's lower and upper edges (NaN where not shaded)."""
     low, high = np.clip(mean - sd, scores.min(), scores.max()), np.clip(mean + sd, scores.min(), scores.max())
+    if where is not None:
+        low, high = np.where(where, low, np.nan), np.where(where, high, np.nan)
     ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
     return low, high
 

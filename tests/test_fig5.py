@@ -146,6 +146,9 @@ def test_a_diverged_trial_is_named_above_the_axis_and_the_others_keep_their_scal
     assert by_n.get_ylim() == pytest.approx((low - pad, high + pad)) and by_time.get_ylim() == pytest.approx((low - pad, high + pad))
     named = f"↑ rhn above the axis at n = 1-4 ({fig5.score(first)} to {fig5.score(last)})"
     assert [t.get_text() for t in by_n.texts] == [t.get_text() for t in by_time.texts] == [named]
+    # the off-scale RHN gets no ±1 SD shading (clipped to 150..1e34 it would cover both panels): the LSTM's and NAS's only
+    shaded = [c for c in by_n.collections if any(len(path.vertices) for path in c.get_paths())]
+    assert len(shaded) == 2 and len([c for c in by_time.collections if any(len(p.vertices) for p in c.get_paths())]) == 2
     caption = (out / "fig5_caption.md").read_text()
     assert f"at most 10 times the lowest point of any curve ({fig5.score(10 * (EQ8_AT_4 - 30))}): rhn at n = 1-4, " \
            f"from {fig5.score(first)} to {fig5.score(last)}." in caption
