@@ -24,7 +24,7 @@ from syw.experiments.tuner import GP
 from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.figures.sources import Group, study_rows, study_with_records
 from syw.paths import REPO
-from syw.units import human_duration, score, spans, stretches_text
+from syw.units import count, human_duration, score, spans, stretches_text
 
 STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
 STUDIES = (STUDY, REDUCED)
@@ -66,7 +66,7 @@ def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
 def counts(cells_: list[Cell]) -> str:
     """The trial counts the title and caption give."""
     text = "random search: " + ", ".join(f"{c.group.family} N = {c.group.scores.size}" for c in cells_)
-    tuned = [f"{c.group.family} {c.tuner.runs} runs of {', '.join(map(str, c.tuner.lengths))} trials"
+    tuned = [f"{c.group.family} {count(c.tuner.runs, 'run')} of {', '.join(map(str, c.tuner.lengths))} trials"
              for c in cells_ if c.tuner]
     return text + ("; GP tuner: " + "; ".join(tuned) if tuned else "; no GP-tuner runs")
 
@@ -108,7 +108,7 @@ def _tuner(ax, c: Cell, colour: str) -> tuple[np.ndarray, np.ndarray]:
     """The GP runs' mean best-so-far as steps with ±1 SD across runs; the shading's edges."""
     t, values = c.tuner, c.tuner_values
     ax.plot(t.budgets, t.mean, color=colour, lw=1.6, ls="-.", drawstyle="steps-post",
-            label=f"{c.group.label.split(' (')[0]}, GP tuner: best-so-far, mean of {t.runs} runs (not Eq. 8)")
+            label=f"{c.group.label.split(' (')[0]}, GP tuner: best-so-far, mean of {count(t.runs, 'run')} (not Eq. 8)")
     low, high = np.clip(t.mean - t.sd, values.min(), None), np.clip(t.mean + t.sd, None, values.max())
     ax.fill_between(t.budgets, low, high, color=colour, alpha=0.12, lw=0, step="post")
     return np.fmin(low, t.mean), np.fmax(high, t.mean)
@@ -205,7 +205,7 @@ def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
             lines.append(f"- {c.group.family}: {c.failed} failed trial(s), not part of its curve.")
         if c.tuner:
             lines.append(f"- (a) Dash-dot steps, {c.group.family}: the GP tuner's best-so-far in trial order, the mean of "
-                         f"{c.tuner.runs} independent runs up to n = {c.tuner.budgets.size} (the shortest run), shaded ±1 SD "
+                         f"{count(c.tuner.runs, 'independent run')} up to n = {c.tuner.budgets.size} (the shortest run), shaded ±1 SD "
                          "across the runs: an adaptive search's trials are no i.i.d. draws, so Eq. 8 is not applied to them.")
     if not any(c.tuner for c in cells_):
         lines.append(f"- No GP-tuner runs with a finished trial in {study}/{GP}/ (`syw run study={study} family=lstm strategy={GP} "
@@ -268,7 +268,7 @@ def budget_markdown(study: str, cells_: list[Cell]) -> str:
     for n in sorted(n for n in {*BUDGETS, *sizes} if n <= max(sizes)):
         values = {c.group.family: _at(c.curve()[1], n) for c in cells_}
         ahead = {k: v for k, v in values.items() if v is not None}
-        gp = [f"{fmt(_at(c.tuner.mean, n))} ± {fmt(_at(c.tuner.sd, n))} ({c.tuner.runs} runs)"
+        gp = [f"{fmt(_at(c.tuner.mean, n))} ± {fmt(_at(c.tuner.sd, n))} ({count(c.tuner.runs, 'run')})"
               if n <= c.tuner.budgets.size else f"- (runs end at {c.tuner.budgets.size})" for c in tuned]
         out.append(f"| {n}{' (N)' if n in sizes else ''} | " + " | ".join(fmt(v) for v in values.values())
                    + "".join(f" | {g}" for g in gp) + f" | {min(ahead, key=ahead.get)} |")

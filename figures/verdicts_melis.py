@@ -22,7 +22,7 @@ from syw.figures.seeds import MELIS_RATIO, MELIS_ROBUST_GAP, MELIS_SEED_SD, gap_
 from syw.figures.sources import has_records
 from syw.paths import REPO
 from syw.records import RecordError
-from syw.units import score, spans, stretches_text
+from syw.units import count, score, spans, stretches_text
 
 STUDIES = fig5.STUDIES
 LSTM = "lstm"  # the family whose lead question 1 asks about (``lstm``, ``lstm_24m``)
@@ -105,7 +105,7 @@ def gp_saving(study: str, cells_: list[fig5.Cell]) -> Answer:
         big_n = c.group.scores.size
         within = min(big_n, c.tuner.budgets.size)
         above = np.flatnonzero(~(c.tuner.mean[:within] <= c.curve()[1][:within])) + 1  # NaN (no finished trial yet) too
-        texts.append(f"{fig5.saves(c).removesuffix('.')} ({c.tuner.runs} runs); the mean best-so-far is at or below "
+        texts.append(f"{fig5.saves(c).removesuffix('.')} ({count(c.tuner.runs, 'run')}); the mean best-so-far is at or below "
                      f"random search's Eq. 8 curve at {within - above.size} of n = 1 to {within}"
                      + (f" (above at n = {spans(above.tolist())})" if above.size else ""))
         n = fig5.gp_reach(c)

@@ -200,3 +200,11 @@ def test_budgets_include_case_study_5_and_say_when_it_has_no_records(tmp_path):
     write_melis(results, gp=GP_RUNS)
     assert cli.main(["budgets", "--results", str(results), "--out", str(out)]) == 0
     assert "the GP tuner saves 2 of 4 trials" in (out / "budgets_fig5.md").read_text()
+
+
+def test_one_gp_run_is_one_run(tmp_path):
+    results = tmp_path / "results"
+    write_melis(results, gp=[[150.0, 140.0]])
+    study, cells_ = fig5.cells(results)
+    assert "GP tuner: lstm 1 run of 2 trials" in fig5.title(study, cells_)
+    assert "| 150.00 ± - (1 run) |" in fig5.budget_markdown(study, cells_)
