@@ -117,6 +117,16 @@ def reaches_random(best: BestSoFar, random_curve: np.ndarray, *, maximize: bool 
     return budget_to_reach(best.mean[:within], float(random_curve[-1]), maximize=maximize)
 
 
+def trials_saved(best: BestSoFar, random_curve: np.ndarray, *, maximize: bool = True) -> int | None:
+    """The trials the adaptive search saves against random search's N: N minus :func:`reaches_random`'s n; 0 where
+    runs of at least N trials never reach random search's expected best at N; None (not known yet) where runs
+    shorter than N have not reached it."""
+    n = reaches_random(best, random_curve, maximize=maximize)
+    if n is not None:
+        return random_curve.size - n
+    return 0 if best.budgets.size >= random_curve.size else None
+
+
 def progress(scores: np.ndarray, order: np.ndarray, runs: np.ndarray, *, maximize: bool = True) -> BestSoFar:
     """:func:`mean_best_so_far` of a group's trials: each run's scores sorted by ``order`` (stable)."""
     split = []

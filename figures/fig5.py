@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from syw.analysis import time_axis
-from syw.analysis.adaptive import BestSoFar, reaches_random, tuner_progress
+from syw.analysis.adaptive import BestSoFar, reaches_random, trials_saved, tuner_progress
 from syw.analysis.compare import leaders_by_n
 from syw.experiments.space import load_family, study_config
 from syw.experiments.tuner import GP
@@ -238,14 +238,14 @@ def gp_reach(c: Cell) -> int | None:
 
 def saves(c: Cell) -> str:
     """Where the GP runs' mean best-so-far first reaches random search's expected best at N, and the trials that saves."""
-    big_n, target = c.group.scores.size, c.curve()[1][-1]
-    within, n = min(big_n, c.tuner.budgets.size), gp_reach(c)
-    head = f"{c.group.family}: random search's expected best at N = {big_n} is {score(target)}; the GP runs' mean best-so-far "
-    if n is None and within < big_n:
-        return head + f"does not reach it within {within} trials, where the shortest run ends: not known yet."
-    if n is None:
-        return head + f"does not reach it within {within} trials: not within N."
-    return head + f"reaches it at n = {n}: the GP tuner saves {big_n - n} of {big_n} trials."
+    big_n, eq8 = c.group.scores.size, c.curve()[1]
+    n, saved = gp_reach(c), trials_saved(c.tuner, eq8, maximize=False)
+    head = f"{c.group.family}: random search's expected best at N = {big_n} is {score(eq8[-1])}; the GP runs' mean best-so-far "
+    if n is not None:
+        return head + f"reaches it at n = {n}: the GP tuner saves {saved} of {big_n} trials."
+    if saved is None:
+        return head + f"does not reach it within {c.tuner.budgets.size} trials, where the shortest run ends: not known yet."
+    return head + f"does not reach it within {big_n} trials: not within N."
 
 
 def budget_markdown(study: str, cells_: list[Cell]) -> str:

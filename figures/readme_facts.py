@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from syw.analysis import budget_to_reach, overtakes_from, time_leaders
-from syw.analysis.adaptive import reaches_random, tuner_progress
+from syw.analysis.adaptive import reaches_random, trials_saved, tuner_progress
 from syw.analysis.compare import leaders_by_n
 from syw.analysis.selected import selected_test
 from syw.experiments.tuner import GP
@@ -220,13 +220,12 @@ def tuner(a: Args) -> Value:
         return Value(float(best.mean[n - 1]), "score")
     if what not in ("reach", "saves"):
         raise FactError(f"of={what!r}: runs, length, mean, reach or saves")
-    n, big_n = reaches_random(best, curve(random), maximize=random.maximize), len(random.rows)
-    if n is not None:
-        return Value(n if what == "reach" else big_n - n, "count")
-    within = min(big_n, best.budgets.size)
+    eq8, within = curve(random), min(len(random.rows), best.budgets.size)
     if what == "reach":
-        return Value(f"more than {within}", "text")
-    return Value(0, "count") if within == big_n else Value(f"unknown yet (the runs end at {within})", "text")
+        n = reaches_random(best, eq8, maximize=random.maximize)
+        return Value(n, "count") if n is not None else Value(f"more than {within}", "text")
+    saved = trials_saved(best, eq8, maximize=random.maximize)
+    return Value(saved, "count") if saved is not None else Value(f"unknown yet (the runs end at {within})", "text")
 
 
 def seeds(a: Args) -> Value:

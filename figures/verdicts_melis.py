@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from syw.analysis.adaptive import trials_saved
 from syw.errors import DataError
 from syw.experiments.space import study_config
 from syw.experiments.tuner import GP
@@ -108,8 +109,8 @@ def gp_saving(study: str, cells_: list[fig5.Cell]) -> Answer:
         texts.append(f"{fig5.saves(c).removesuffix('.')} ({count(c.tuner.runs, 'run')}); the mean best-so-far is at or below "
                      f"random search's Eq. 8 curve at {within - above.size} of n = 1 to {within}"
                      + (f" (above at n = {spans(above.tolist())})" if above.size else ""))
-        n = fig5.gp_reach(c)
-        verdicts.append("supports" if n is not None and n < big_n else "contradicts" if within == big_n else
+        saved = trials_saved(c.tuner, c.curve()[1], maximize=False)
+        verdicts.append("supports" if saved else "contradicts" if saved == 0 else
                         f"cannot be tested here (data: the GP runs end at {within} trials, before N = {big_n})")
     return "; ".join(texts), _combine(verdicts)
 

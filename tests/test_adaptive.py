@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from syw.analysis.adaptive import mean_best_so_far, optuna_strategy, ray_strategy
+from syw.analysis.adaptive import mean_best_so_far, optuna_strategy, ray_strategy, reaches_random, trials_saved
 from syw.entry import run_main
 from syw.figures import plot
 from syw.figures.curve_command import main
@@ -156,3 +156,14 @@ def test_compare_refuses_an_adaptive_group(tmp_path, capsys):
     assert run_main(main, argv + ["--compare", "x", "y"]) == 2
     assert "--compare: x is an adaptive search" in capsys.readouterr().err
     assert main(argv) == 0 and not (tmp_path / "o" / "difference.csv").exists()
+
+
+def test_trials_saved_against_random_search_by_hand():
+    random = np.array([150.0, 120.0, 110.0, 105.0])  # Eq. 8 at n = 1..N = 4 (lower is better): the target is 105
+    reached = mean_best_so_far([np.array([130.0, 100.0, 90.0, 90.0]), np.array([120.0, 110.0, 104.0, 101.0])], maximize=False)
+    # mean best-so-far 125, 105, 97, 95.5: at 105 at n = 2, saving 4 - 2
+    assert reaches_random(reached, random, maximize=False) == 2 and trials_saved(reached, random, maximize=False) == 2
+    never = mean_best_so_far([np.array([130.0, 120.0, 110.0, 106.0])], maximize=False)
+    assert trials_saved(never, random, maximize=False) == 0  # N trials and never at 105
+    short = mean_best_so_far([np.array([130.0, 120.0])], maximize=False)
+    assert reaches_random(short, random, maximize=False) is None and trials_saved(short, random, maximize=False) is None
