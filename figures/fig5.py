@@ -181,11 +181,11 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
     fig.suptitle(title(study, cells_), fontsize=9)
     extra = [Swatch([own[c.group.family][0] for c in cells_], SD_LABEL)]
     extra += [Swatch(list(tuned.values()), GP_LABEL, alpha=0.12)] if tuned else []
-    return finish(fig, by_n, out_stem, extra) + [caption(study, cells_, out_stem)]
+    return finish(fig, by_n, out_stem, extra) + [caption(study, cells_, out_stem, limit)]
 
 
-def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
-    """``<out_stem>_caption.md``: the whole title and what each panel draws, in words."""
+def caption(study: str, cells_: list[Cell], out_stem: Path, limit: float) -> Path:
+    """``<out_stem>_caption.md``: the whole title and what each panel draws, in words; ``limit`` is the axes' :func:`ceiling`."""
     first, *rest = title(study, cells_).splitlines()
     reduced = study_config(study).get("reduced")
     lines = [f"# {out_stem.name}", "", first, "", counts(cells_) + "."] + (["", reduced] if reduced else []) + ["",
@@ -195,7 +195,6 @@ def caption(study: str, cells_: list[Cell], out_stem: Path) -> Path:
                                                                         for c in cells_) + ", up to N.",
              "- (b) The same curves at n trials times the cell's mean training duration.",
              f"- Shading, in each curve's colour: {SD_LABEL.removeprefix('shading: ')}; none where the curve is above the axis."]
-    limit = ceiling(cells_)
     for name, where, high, low in off_scale(cells_, limit):
         lines.append(f"- Above the axis, which reaches at most {CEILING} times the lowest point of any curve "
                      f"({score(limit)}): {name} at n = {where}, from {score(high)} to {score(low)}. Eq. 8 is a mean "
