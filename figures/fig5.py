@@ -21,7 +21,7 @@ from syw.analysis.adaptive import BestSoFar, reaches_random, trials_saved, tuner
 from syw.analysis.compare import leaders_by_n
 from syw.experiments.space import load_family, study_config
 from syw.experiments.tuner import GP
-from syw.figures.plot import PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
+from syw.figures.plot import CEILING, PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.figures.sources import Group, study_rows, study_with_records
 from syw.paths import REPO
 from syw.units import count, human_duration, score, spans, stretches_text
@@ -30,7 +30,6 @@ STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
 STUDIES = (STUDY, REDUCED)
 BUDGETS = (1, 5, 10)  # the budgets the table gives, besides each cell's N
 TITLE_WIDTH = 100  # characters of a title line that fit over both panels at its 9-point font
-CEILING = 10  # the y axis reaches at most this many times the lowest point of any curve (:func:`ceiling`)
 GP_LABEL = "shading of the GP tuner: ±1 SD across its runs, clipped to their observed values"
 
 

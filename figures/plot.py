@@ -42,6 +42,9 @@ STYLES: dict[str, tuple[str, str]] = {
     "cnn_as_run_replay": (ORANGE, "-"), "cnn_authors": (BROWN, "-"),
 }
 LEGEND_FONT = 7  # points
+# A lower-is-better score's axis reaches at most this many times its lowest point: one diverged trial
+# (a perplexity of 1e34) drawn to scale would flatten everything else; what is above is named at the top edge.
+CEILING = 10
 SD_LABEL = "shading: ±1 SD of the best of n (section 3.3), clipped to the observed scores"
 
 

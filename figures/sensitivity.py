@@ -22,10 +22,12 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from syw.errors import DataError  # noqa: E402
 from syw.experiments.space import Family, load_family, study_config  # noqa: E402
-from syw.figures.plot import PALETTE, RED  # noqa: E402
+from syw.figures.plot import CEILING, PALETTE, RED  # noqa: E402
 from syw.records import iter_records, latest_per_trial  # noqa: E402
 
 MARKERS = "o^sDvP"
+COLOURS = [c for c in PALETTE if c != RED]  # red is the best trial's star
+ABOVE = r"$\uparrow$"  # a trial above the axis, drawn at its top edge
 JITTER = 0.12  # half-width of a category's sideways spread, in category widths
 
 
@@ -63,8 +65,31 @@ def positions(family: Family, key: str, values: pd.Series) -> tuple[np.ndarray, 
     return index + np.random.default_rng(0).uniform(-JITTER, JITTER, index.size), spec["values"]
 
 
+def ceiling(values: pd.Series, maximize: bool) -> float | None:
+    """The y axis's top for a lower-is-better score with points above ``CEILING`` times its best (a diverged
+    trial drawn to scale flattens every other point); None where nothing is above it or higher is better."""
+    limit = CEILING * float(values.min())
+    return None if maximize or limit <= 0 or not (values > limit).any() else limit
+
+
+def _scatter(ax, xs: np.ndarray, ok: pd.DataFrame, limit: float | None) -> None:
+    """Each search's ok trials in its own colour and marker; those above ``limit`` as arrows at the top edge."""
+    first_above = True
+    for k, (search, part) in enumerate(ok.groupby("search", sort=True)):
+        colour = COLOURS[k % len(COLOURS)]
+        above = part.index[part["value"] > limit] if limit else part.index[:0]
+        below = part.index.difference(above)
+        ax.scatter(xs[below], part["value"][below], s=14, alpha=0.6, color=colour, marker=MARKERS[k % len(MARKERS)],
+                   label=f"{search} ({len(part)} trials)", lw=0)
+        if above.size:
+            ax.scatter(xs[above], np.full(above.size, limit), s=60, color=colour, marker=ABOVE, lw=0, clip_on=False, zorder=3,
+                       label="above the axis, at its top edge" if first_above else "_nolegend_")
+            first_above = False
+
+
 def figure(family: Family, frame: pd.DataFrame, metric: str, maximize: bool, title: str):
-    """The figure: a panel per searched hyperparameter, the ok trials as points and the best as a red star."""
+    """The figure: a panel per searched hyperparameter, the ok trials as points and the best as a red star; a
+    lower-is-better score's axis ends at :func:`ceiling`, trials above it drawn at its top edge."""
     ok = frame[frame["value"].notna()].reset_index(drop=True)
     if ok.empty:
         raise DataError(f"family {family.name!r}: no ok trial to draw")
@@ -73,14 +98,13 @@ def figure(family: Family, frame: pd.DataFrame, metric: str, maximize: bool, tit
     if missing:
         raise DataError(f"{family.file}: search.{missing[0]}: no record of family {family.name!r} names it")
     best = ok["value"].idxmax() if maximize else ok["value"].idxmin()
+    limit = ceiling(ok["value"], maximize)
     cols = min(3, len(keys))
     rows = math.ceil(len(keys) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.8 * rows + 0.6), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.8 * rows + 0.8), squeeze=False, sharey=True)
     for ax, key in zip(axes.flat, keys):
         xs, categories = positions(family, key, ok[f"params.{key}"])
-        for k, (search, part) in enumerate(ok.groupby("search", sort=True)):
-            ax.scatter(xs[part.index], part["value"], s=14, alpha=0.6, color=PALETTE[k % len(PALETTE)],
-                       marker=MARKERS[k % len(MARKERS)], label=f"{search} ({len(part)} trials)", lw=0)
+        _scatter(ax, xs, ok, limit)
         ax.scatter([xs[best]], [ok["value"][best]], s=140, marker="*", color=RED, edgecolor="k", lw=0.6, zorder=3,
                    label=f"best: trial {ok['trial'][best]} ({ok['search'][best]})")
         if categories is not None:
@@ -91,17 +115,30 @@ def figure(family: Family, frame: pd.DataFrame, metric: str, maximize: bool, tit
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel(key, fontsize=8)
         ax.tick_params(labelsize=7)
+    if limit:
+        axes.flat[0].set_ylim(top=limit)  # shared by every panel
     for ax in axes.flat[len(keys):]:
         ax.set_visible(False)
     for ax in axes[:, 0]:
         ax.set_ylabel(f"validation {metric}", fontsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    failed = int(frame["value"].isna().sum())
     fig.legend(handles, labels, loc="upper right", fontsize=7, frameon=False)
-    fig.suptitle(f"{title}\nbest {metric} {ok['value'][best]:.4g}" + (f"; {failed} failed trial(s) not drawn" if failed else ""),
-                 fontsize=9, x=0.02, ha="left")
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))  # the legend's two lines beside the title
+    text = f"{title}\nbest {metric} {ok['value'][best]:.4g}" + _notes(frame, ok, limit)
+    fig.suptitle(text, fontsize=9, x=0.02, ha="left")
+    lines = max(text.count("\n") + 1, len(labels))  # the title's lines on the left, the legend's on the right
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.12 * lines / fig.get_figheight()))
     return fig
+
+
+def _notes(frame: pd.DataFrame, ok: pd.DataFrame, limit: float | None) -> str:
+    """The title's tail: failed trials not drawn; trials above the axis and their range."""
+    failed = int(frame["value"].isna().sum())
+    out = f"; {failed} failed trial(s) not drawn" if failed else ""
+    if limit:
+        above = ok["value"][ok["value"] > limit]
+        out += (f"\n{len(above)} trial(s) above the axis, which ends at {CEILING} times the best ({limit:.4g}): "
+                f"{above.min():.4g} to {above.max():.4g}, drawn as arrows at its top edge")
+    return out
 
 
 def write(study: str, results: Path, folder: Path, only: str | None = None) -> list[Path]:
@@ -115,10 +152,11 @@ def write(study: str, results: Path, folder: Path, only: str | None = None) -> l
         family = load_family(cfg["families"][name], name=name)
         frame = family_records(Path(results) / study, name)
         fig = figure(family, frame, cfg["metric"], cfg["direction"] == "max",
-                     f"{study}: {family.label}, validation {cfg['metric']} against each searched hyperparameter")
+                     f"{study}: {family.label}\nvalidation {cfg['metric']} against each searched hyperparameter")
         folder.mkdir(parents=True, exist_ok=True)
-        for suffix in (".png", ".pdf"):
-            written.append(folder / f"sensitivity_{study}_{name}{suffix}")
-            fig.savefig(written[-1], dpi=150)
+        stem = folder / f"sensitivity_{study}_{name}"
+        fig.savefig(stem.with_suffix(".png"), dpi=150)
+        fig.savefig(stem.with_suffix(".pdf"), metadata={"CreationDate": None})  # byte-identical when redrawn
+        written += [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
         plt.close(fig)
     return written

@@ -8,7 +8,7 @@ from syw.entry import run_main
 from syw.errors import DataError
 from syw.experiments.space import load_family
 from syw.figures.__main__ import main
-from syw.figures.sensitivity import JITTER, family_records, figure, searched, write
+from syw.figures.sensitivity import JITTER, ceiling, family_records, figure, searched, write
 from syw.paths import REPO
 
 TOY = load_family("toy")
@@ -49,6 +49,23 @@ def test_points_and_the_best_on_each_panel(tmp_path, maximize):
     np.testing.assert_allclose(kind[:, 0], [2, 1, 0, 1], atol=JITTER)  # gp: c, b; random: a, b
     assert "1 failed trial(s) not drawn" in fig._suptitle.get_text()
     assert f"best score {0.9 if maximize else 0.3:.4g}" in fig._suptitle.get_text()
+
+
+def test_a_diverged_trial_is_drawn_at_the_top_edge_of_a_lower_is_better_axis(tmp_path):
+    values = [150.0, 300.0, 1499.0, 1.0e34, 2000.0]
+    toy_records(tmp_path / "toy" / "toy.jsonl", [(0.1 * k, 2 + k, 1e-3, "a", v) for k, v in enumerate(values)])
+    frame = family_records(tmp_path / "toy", "toy")
+    assert ceiling(frame["value"], maximize=False) == 1500.0  # 10 times the best
+    assert ceiling(frame["value"], maximize=True) is None and ceiling(frame["value"].head(3), maximize=False) is None
+    fig = figure(TOY, frame, "perplexity", False, "toy")
+    x = next(ax for ax in fig.axes if ax.get_xlabel() == "x")
+    below, above, star = points(x)
+    np.testing.assert_allclose(below, [[0.0, 150.0], [0.1, 300.0], [0.2, 1499.0]])
+    np.testing.assert_allclose(above, [[0.3, 1500.0], [0.4, 1500.0]])
+    assert x.get_ylim()[1] == 1500.0 and star.tolist() == [[0.0, 150.0]]
+    assert "2 trial(s) above the axis, which ends at 10 times the best (1500): 2000 to 1e+34" in fig._suptitle.get_text()
+    higher = figure(TOY, frame, "score", True, "toy")  # higher is better: every point to scale
+    assert next(ax for ax in higher.axes if ax.get_xlabel() == "x").get_ylim()[1] > 1e34
 
 
 def test_a_recorded_choice_off_the_family_file_names_the_key(tmp_path):
