@@ -231,7 +231,8 @@ def tuner(a: Args) -> Value:
 def seeds(a: Args) -> Value:
     """Seed reruns (``syw reseed``, :mod:`figures.seeds`) of ``family``'s best rerun assignment: ``of=`` sd
     (default), mean, reruns or original; with ``over=`` the gap between the two families' best assignments
-    (Melis et al. 2018, section 7.2): ``of=`` gap (default), pooled_sd, ratio or robust (``yes``/``no``)."""
+    (Melis et al. 2018, section 7.2): ``of=`` gap (default), pooled_sd, ratio, robust (``yes``/``no``) or ahead
+    (the one with the better rerun mean)."""
     try:
         rows = seed_rows(a.study().folder)
     except FileNotFoundError as err:
@@ -245,10 +246,12 @@ def seeds(a: Args) -> Value:
         return Value(int(best.at[family, what]), "count") if what == "reruns" else Value(float(best.at[family, what]), "score")
     pairs = [g for g in gap_rows(rows).itertuples() if {g.ahead, g.behind} == {family, over}]
     what = a.get("of", "gap")
-    if not pairs or what not in ("gap", "pooled_sd", "ratio", "robust"):
-        raise FactError(f"family={family!r} over={over!r} of={what!r}: two rerun families and gap, pooled_sd, ratio or robust")
+    if not pairs or what not in ("gap", "pooled_sd", "ratio", "robust", "ahead"):
+        raise FactError(f"family={family!r} over={over!r} of={what!r}: two rerun families and gap, pooled_sd, ratio, robust or ahead")
     if what == "robust":
         return Value({True: "yes", False: "no", None: "-"}[pairs[0].robust], "text")
+    if what == "ahead":
+        return Value(pairs[0].ahead, "text")
     return Value(float(getattr(pairs[0], what)), "number" if what == "ratio" else "score")
 
 

@@ -48,8 +48,9 @@ def test_seed_spread_and_the_gap_between_families_by_hand(melis):
     pooled = math.sqrt((2.0 ** 2 + 8.0) / 2)
     assert values(melis, "seeds family=lstm fmt=.3f", "seeds family=lstm of=mean fmt=.1f", "seeds family=lstm of=reruns",
                   "seeds family=rhn of=sd fmt=.4f", "seeds family=lstm over=rhn fmt=.1f", "seeds family=rhn over=lstm of=pooled_sd fmt=.4f",
-                  "seeds family=lstm over=rhn of=ratio fmt=.2f", "seeds family=lstm over=rhn of=robust") == \
-        ["2.000", "103.0", "3", f"{2 * math.sqrt(2):.4f}", "49.0", f"{pooled:.4f}", f"{49 / pooled:.2f}", "yes"]
+                  "seeds family=lstm over=rhn of=ratio fmt=.2f", "seeds family=lstm over=rhn of=robust",
+                  "seeds family=lstm over=rhn of=ahead", "seeds family=rhn over=lstm of=ahead") == \
+        ["2.000", "103.0", "3", f"{2 * math.sqrt(2):.4f}", "49.0", f"{pooled:.4f}", f"{49 / pooled:.2f}", "yes", "lstm", "lstm"]
 
 
 @pytest.mark.parametrize("marker, message", [
