@@ -212,11 +212,17 @@ def finish(fig, ax, out_stem: Path, extra: list | None = None) -> list[Path]:
         fig.set_size_inches(width, height + 0.14 * (rows - 4))
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=LEGEND_FONT, frameon=False,
                handler_map={tuple: HandlerTuple(ndivide=None, pad=0.0)})
+    paths = save(fig, out_stem)
+    plt.close(fig)
+    return paths
+
+
+def save(fig, out_stem: Path, dpi: int = 200) -> list[Path]:
+    """``<out_stem>.pdf`` (byte-identical when redrawn) and ``<out_stem>.png`` at ``dpi``; the paths."""
     out_stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [out_stem.with_suffix(".pdf"), out_stem.with_suffix(".png")]
-    fig.savefig(paths[0], metadata={"CreationDate": None})  # byte-identical when redrawn
-    fig.savefig(paths[1], dpi=200)
-    plt.close(fig)
+    fig.savefig(paths[0], metadata={"CreationDate": None})
+    fig.savefig(paths[1], dpi=dpi)
     return paths
 
 

@@ -22,7 +22,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from syw.errors import DataError  # noqa: E402
 from syw.experiments.space import Family, load_family, study_config  # noqa: E402
-from syw.figures.plot import CEILING, PALETTE, RED  # noqa: E402
+from syw.figures.plot import CEILING, PALETTE, RED, save  # noqa: E402
 from syw.records import iter_records, latest_per_trial  # noqa: E402
 
 MARKERS = "o^sDvP"
@@ -153,10 +153,6 @@ def write(study: str, results: Path, folder: Path, only: str | None = None) -> l
         frame = family_records(Path(results) / study, name)
         fig = figure(family, frame, cfg["metric"], cfg["direction"] == "max",
                      f"{study}: {family.label}\nvalidation {cfg['metric']} against each searched hyperparameter")
-        folder.mkdir(parents=True, exist_ok=True)
-        stem = folder / f"sensitivity_{study}_{name}"
-        fig.savefig(stem.with_suffix(".png"), dpi=150)
-        fig.savefig(stem.with_suffix(".pdf"), metadata={"CreationDate": None})  # byte-identical when redrawn
-        written += [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+        written += save(fig, folder / f"sensitivity_{study}_{name}", dpi=150)
         plt.close(fig)
     return written
