@@ -18,7 +18,8 @@ COMMANDS = [["fig1"], ["fig1", "--source", "paper"], ["fig1", "--variant", "as_r
             ["fig2"], ["fig2", "--source", "paper"], ["fig3"], ["fig3", "--source", "paper"],
             ["fig3", "--variant", "reduced"], ["fig4"], ["fig4", "--source", "paper"], ["fig5"],
             ["budgets"], ["budgets", "--source", "paper"], ["budgets", "--variant", "as_run"],
-            ["report"], ["report", "--variant", "as_run"], ["sensitivity", "--study", "ptb_melis_reduced"]]
+            ["report"], ["report", "--variant", "as_run"], ["sensitivity", "--study", "ptb_melis_reduced"],
+            ["seeds", "--study", "ptb_melis_reduced"]]
 
 
 @pytest.mark.slow
