@@ -228,16 +228,10 @@ def leaders(cells_: list[Cell]) -> list[tuple[str, int, int]]:
     return leaders_by_n({c.group.family: c.curve()[1] for c in cells_}, maximize=False)
 
 
-def gp_reach(c: Cell) -> int | None:
-    """The smallest n, up to N and the shortest GP run, at which the GP runs' mean best-so-far is at or below random
-    search's expected best at N (Eq. 8, direction min); None where it is not."""
-    return reaches_random(c.tuner, c.curve()[1], maximize=False)
-
-
 def saves(c: Cell) -> str:
     """Where the GP runs' mean best-so-far first reaches random search's expected best at N, and the trials that saves."""
     big_n, eq8 = c.group.scores.size, c.curve()[1]
-    n, saved = gp_reach(c), trials_saved(c.tuner, eq8, maximize=False)
+    n, saved = reaches_random(c.tuner, eq8, maximize=False), trials_saved(c.tuner, eq8, maximize=False)
     head = f"{c.group.family}: random search's expected best at N = {big_n} is {score(eq8[-1])}; the GP runs' mean best-so-far "
     if n is not None:
         return head + f"reaches it at n = {n}: the GP tuner saves {saved} of {big_n} trials."
