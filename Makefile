@@ -140,3 +140,10 @@ bench-lm: env
 GPU_CHECK_ARGS ?=
 gpu-check: env
 	$(PY) benchmarks/gpu_check.py $(GPU_CHECK_ARGS)
+
+# Issue 62's Figure-1 study (conf/study/sst5_as_run_200.yaml: 200 LR + 200 as-run CNN trials, about 4 h here),
+# stamped in its run.log like case study 5's steps; resumes where a stopped run ended. Needs SYW_DATA_DIR.
+.PHONY: study-fig1-200
+study-fig1-200: env
+	@mkdir -p results/sst5_as_run_200
+	LOG=results/sst5_as_run_200/run.log PY=$(PY) bash -c '. results/ptb_melis_reduced/stamps.sh && step run study=sst5_as_run_200'
