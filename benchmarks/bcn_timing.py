@@ -26,8 +26,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import clock, data_dir, efficiency, matmul_gflops, pass_flops  # noqa: E402
-from syw.context import TrialContext  # noqa: E402
-from syw.entry import run_main  # noqa: E402
+from syw.core.context import TrialContext  # noqa: E402
+from syw.core.entry import run_main  # noqa: E402
+from syw.core.settings import resolve  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models import bcn  # noqa: E402
 from syw.models.elmo.bilm import BiLm  # noqa: E402
@@ -35,7 +36,6 @@ from syw.models.elmo.options import read_options  # noqa: E402
 from syw.models.elmo.pretrain import bilm_options  # noqa: E402
 from syw.models.tasks import sentence  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything  # noqa: E402
-from syw.settings import resolve  # noqa: E402
 
 SIZES = ("pre_encode_ff_hidden_dims", "pre_encode_ff_layers", "encoder_hidden_size", "encoder_layers",
          "integrator_hidden_size", "integrator_layers", "use_integrator_output_elmo")

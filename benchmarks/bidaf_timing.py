@@ -28,13 +28,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import clock, data_dir, efficiency, family_parser, matmul_gflops, pass_flops  # noqa: E402
-from syw.context import TrialContext  # noqa: E402
-from syw.entry import run_main  # noqa: E402
+from syw.core.context import TrialContext  # noqa: E402
+from syw.core.entry import run_main  # noqa: E402
+from syw.core.settings import resolve  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models import bidaf  # noqa: E402
 from syw.models.tasks import span  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything  # noqa: E402
-from syw.settings import resolve  # noqa: E402
 
 LSTMS = (("phrase", "phrase_layer", "phrase_layers"), ("modeling", "modeling_layer", "modeling_layers"),
          ("span end", "span_end_encoder", "span_end_encoder_layers"))

@@ -20,7 +20,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.flops import clock, efficiency, matmul_gflops, pass_flops  # noqa: E402
-from syw.entry import run_main  # noqa: E402
+from syw.core.entry import run_main  # noqa: E402
 from syw.models.elmo.lm import Encoded, LanguageModel  # noqa: E402
 from syw.models.elmo.pretrain import bilm_options  # noqa: E402
 

@@ -19,8 +19,8 @@ import torch
 
 import syw.models.cnn as cnn
 import syw.models.tasks.sentence as sentence
+from syw.core.entry import run_main
 from syw.data.glove import load_embeddings
-from syw.entry import run_main
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_FILTER_SIZE, FILTERS, PROJECTION = 4, 288, 256

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -19,8 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from syw.entry import positive_int, run_main
-from syw.units import count
+from syw.core.entry import positive_int, run_main
+from syw.core.units import count
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -35,10 +35,10 @@ sys.path.insert(0, str(REPO))
 from hydra.utils import get_method  # noqa: E402
 
 from benchmarks.flops import data_dir  # noqa: E402
-from syw.context import TrialContext  # noqa: E402
-from syw.entry import run_main  # noqa: E402
+from syw.core.context import TrialContext  # noqa: E402
+from syw.core.entry import run_main  # noqa: E402
+from syw.core.settings import resolve  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
-from syw.settings import resolve  # noqa: E402
 
 
 def default_trials(family, n: int) -> list[int]:

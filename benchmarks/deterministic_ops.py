@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.gpu_check import FAMILY_DIR, SEED, trial_zero  # noqa: E402
-from syw.entry import run_main  # noqa: E402
+from syw.core.entry import run_main  # noqa: E402
 from syw.models.trainer import seed_everything  # noqa: E402
 
 # One family file per model, as the paper sets it (the variants share the model's code).

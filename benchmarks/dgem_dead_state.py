@@ -29,12 +29,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import data_dir, family_parser  # noqa: E402
-from syw.context import TrialContext  # noqa: E402
-from syw.entry import run_main  # noqa: E402
+from syw.core.context import TrialContext  # noqa: E402
+from syw.core.entry import run_main  # noqa: E402
+from syw.core.settings import resolve  # noqa: E402
 from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 from syw.models.tasks import pair  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
-from syw.settings import resolve  # noqa: E402
 
 
 def torch_defaults_(model: nn.Module) -> None:

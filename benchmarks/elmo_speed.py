@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import torch
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.models.elmo.bilm import BiLm, BiLmOptions
 from syw.models.elmo.chars import add_sentence_boundaries
 

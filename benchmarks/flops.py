@@ -18,12 +18,12 @@ from torch import nn
 from torch.nn.utils.rnn import PackedSequence
 from torch.utils.flop_counter import FlopCounterMode
 
-from syw.entry import positive_int
+from syw.core.entry import positive_int
+from syw.core.paths import REPO
+from syw.core.settings import resolve
+from syw.core.units import count
 from syw.experiments.space import Family, load_family, study_config, trial_seed
 from syw.models.trainer import configure_torch
-from syw.paths import REPO
-from syw.settings import resolve
-from syw.units import count
 
 
 def data_dir() -> Path:

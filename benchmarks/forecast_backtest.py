@@ -28,7 +28,7 @@ from scipy import stats
 
 from syw.analysis import expected_max
 from syw.analysis.forecast import forecast
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.figures.sources import PAPER_DIR, from_paper
 from syw.figures.specs import FIGURES
 

@@ -44,11 +44,11 @@ from torch import nn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from syw.context import TrialContext  # noqa: E402
-from syw.entry import run_main  # noqa: E402
+from syw.core.context import TrialContext  # noqa: E402
+from syw.core.entry import run_main  # noqa: E402
+from syw.core.settings import resolve  # noqa: E402
 from syw.experiments.space import sample, trial_rng, trial_seed  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
-from syw.settings import resolve  # noqa: E402
 
 FAMILY_DIR = REPO / "conf" / "search_space"
 REPORTS = REPO / "benchmarks" / "gpu_reports"  # one report per device name: a CPU run never overwrites a GPU's

@@ -17,7 +17,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 
 REPORTS = Path(__file__).resolve().parent / "gpu_reports"
 HEADER = """# GPU check reports

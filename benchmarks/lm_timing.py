@@ -12,7 +12,7 @@ per trial and the study's trials at that pace, one trial after another on one de
 products torch's counter sees in one training window (forward and backward) and one validation window;
 efficiency is the epoch's FLOPs per second against the device's float32 matrix-product rate
 (:func:`benchmarks.flops.matmul_gflops`). ``--device cuda`` times the first GPU in wall seconds between
-synchronisations, float32 kept IEEE as in a trial (``models.trainer.configure_torch``).
+synchronisations, float32 kept IEEE as in a trial (``syw.models.trainer.configure_torch``).
 
     nice -n 19 .venv/bin/python benchmarks/lm_timing.py [--study ptb_melis_reduced] [--family lstm ...]
         [--device cuda] [--test-windows N]
@@ -29,11 +29,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import device_seconds, efficiency, pass_flops, study_timing  # noqa: E402
-from syw.entry import positive_int, run_main  # noqa: E402
+from syw.core.entry import positive_int, run_main  # noqa: E402
+from syw.core.units import count  # noqa: E402
 from syw.models.lm_budget import parameter_count  # noqa: E402
 from syw.models.tasks import lm as task  # noqa: E402
 from syw.models.trainer import seed_everything, update  # noqa: E402
-from syw.units import count  # noqa: E402
 
 
 def prefix(stream: task.TokenStream, batch_size: int, bptt: int, windows: int | None) -> tuple[task.TokenStream, float]:

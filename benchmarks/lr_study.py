@@ -34,8 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from syw.core.entry import run_main  # noqa: E402
 from syw.data.sst import read_sst  # noqa: E402
-from syw.entry import run_main  # noqa: E402
 from syw.experiments.space import load_family, trial_seed  # noqa: E402
 from syw.models.logistic_regression import load_features, make_classifier, make_vectorizer  # noqa: E402
 from syw.models.tasks.sentence import dataset_key, load_texts  # noqa: E402

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 
 REPO = Path(__file__).resolve().parent.parent
 

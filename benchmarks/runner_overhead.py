@@ -19,7 +19,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 
 REPO = Path(__file__).resolve().parent.parent
 TRIALS, SECONDS, CONCURRENCY = 20, 2.0, 2

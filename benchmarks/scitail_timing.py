@@ -22,8 +22,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.flops import clock, efficiency, pass_flops, study_timing  # noqa: E402
-from syw.context import TrialContext  # noqa: E402
-from syw.entry import run_main  # noqa: E402
+from syw.core.context import TrialContext  # noqa: E402
+from syw.core.entry import run_main  # noqa: E402
 from syw.models.tasks import pair  # noqa: E402
 from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
 

@@ -3,7 +3,7 @@
 The light install (``pip install show-your-work``) has ``curve`` and ``table``; the others need the
 full suite (``pip install 'show-your-work[suite]'``, or ``make env`` in a checkout) and say so.
 Bad input is one ``error:`` line naming the file (and line or key) with exit status 2
-(:func:`syw.entry.run_main`); the ``python -m`` forms of the modules behave the same.
+(:func:`syw.core.entry.run_main`); the ``python -m`` forms of the modules behave the same.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from syw.entry import MissingExtra, run_main
+from syw.core.entry import MissingExtra, run_main
 
 
 class Command(NamedTuple):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from syw.errors import DataError, DataMissingError
+from syw.core.errors import DataError, DataMissingError
 from tests.bad_input_support import (
     Case,
     Content,
@@ -52,7 +52,7 @@ FIG1 = ["fig", "1", "--results", "{t}/results", "--out", "{t}/out"]
 def out_into_a_missing_folder(kind: str, files: dict[str, Content], argv: list[str], out: str, what: str,
                               in_subprocess: bool = False) -> Case:
     """The rule every command's ``--out`` keeps: into a folder that does not exist is one line that
-    names the path and the missing folder (``syw.entry.check_writable``); ``{t}`` in ``argv`` is the
+    names the path and the missing folder (``syw.core.entry.check_writable``); ``{t}`` in ``argv`` is the
     test's folder."""
     def call(t: Path) -> Outcome:
         return (shell if in_subprocess else cli)(*[a.replace("{t}", str(t)) for a in argv], "--out", f"{t}/missing/{out}")
@@ -298,7 +298,7 @@ CASES: list[Case] = [
          {"fam/neg.yaml": "inherits: toy\nsearch:\n  lr: {distribution: uniform, low: 0.0, high: 0.1}\n"},
          lambda t: runner(t, f"paths.family_dirs=[{t}/fam]", "study.families={toy: neg}"),
          2, r"^error: {t}/fam/neg\.yaml: search\.lr: must be at least 1e-12, but the distribution's low end is 0\.0"),
-    # --- records met on resume (syw.records.iter_records, one schema) ---
+    # --- records met on resume (syw.core.records.iter_records, one schema) ---
     *[Case(f"runner-records-{name}", {"results/toy/toy.jsonl": lambda line=line: record_lines() + line}, lambda t: runner(t),
            2, rf"^error: {{t}}/results/toy/toy\.jsonl:2: {message}") for name, line, message in [
         ("trial-a-string", '{"trial": "abc", "status": "ok", "value": 0.5, "params": {}}\n',

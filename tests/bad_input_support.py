@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from syw import cli as syw
-from syw.paths import REPO
+from syw.core.paths import REPO
 
 Outcome = tuple[int | type, str]
 Content = str | bytes | Callable[[], str | bytes]

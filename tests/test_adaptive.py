@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from syw.analysis.adaptive import mean_best_so_far, optuna_strategy, ray_strategy, reaches_random, trials_saved
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.figures import plot
 from syw.figures.curve_command import main
 from tests import oracle

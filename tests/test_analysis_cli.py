@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from syw.analysis.__main__ import main
-from syw.entry import run_main
+from syw.core.entry import run_main
 
 
 def test_cli_tsv_table(tmp_path, capsys):

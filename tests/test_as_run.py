@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from syw.errors import DataMissingError
+from syw.core.errors import DataMissingError
 from syw.figures import sources
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from syw.context import TrialContext
+from syw.core.context import TrialContext
+from syw.core.errors import DataError, DataMissingError
+from syw.core.settings import resolve
 from syw.data.fetch import file_digest
 from syw.data.sst import read_sst
-from syw.errors import DataError, DataMissingError
 from syw.experiments.space import load_family
 from syw.models import bcn
 from syw.models.elmo.bilm import BiLm
@@ -24,7 +25,6 @@ from syw.models.elmo.sources import resolve_elmo
 from syw.models.modules import SelfAttentivePooling
 from syw.models.tasks import sentence
 from syw.models.trainer import train_model
-from syw.settings import resolve
 from tests.fixtures_sst import glove_vectors, real_data_dir, requires_real_sst, write_glove_text, write_sst_fixture
 from tests.runner_util import run
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from syw.core.paths import REPO
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
 from syw.figures.verdicts import main as verdicts
-from syw.paths import REPO
 from tests import oracle
 
 TEXT = (".md", ".csv", ".tex")

@@ -1,7 +1,7 @@
 """Two runs of one study compared trial by trial, against hand-computed numbers."""
 import json
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.experiments.compare import main
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from syw.analysis.bands import confidence_bands
 from syw.analysis.compare import Difference, difference, first_crossing, leaders_by_n, sentence, stretches
-from syw.entry import run_main
+from syw.core.entry import run_main
 from tests.synthetic_scores import BIMODAL, SPREAD, STEADY
 
 

@@ -18,11 +18,11 @@ import pytest
 import torch
 from torch import nn
 
-from syw.errors import ConfigError
+from syw.core.errors import ConfigError
+from syw.core.settings import resolve
 from syw.experiments.checks import check_family_code
 from syw.experiments.space import CONF_DIR, load_family, sample, trial_rng
 from syw.models.trainer import build_optimizer
-from syw.settings import resolve
 from tests.runner_util import importable_package
 
 FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))

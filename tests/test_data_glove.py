@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import syw.data.glove as glove
+from syw.core.errors import DataError
 from syw.data.glove import PADDING, load_embeddings
-from syw.errors import DataError
 from tests.fixtures_sst import glove_vectors, write_glove_text, write_kumo_folder
 
 VOCAB = [PADDING, "@@UNKNOWN@@", "great", "the", "awful", "masterful", "zzz-not-in-glove"]

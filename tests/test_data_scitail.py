@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import syw.data.scitail as scitail
+from syw.core.errors import DataError
+from syw.core.records import iter_records
 from syw.data.inputs import recording, sha256_of
-from syw.errors import DataError
-from syw.records import iter_records
 from tests.runner_util import run
 
 TSV = "scitail/SciTailV1.1/tsv_format"

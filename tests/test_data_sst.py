@@ -10,9 +10,9 @@ import pytest
 
 import syw.data.download as download
 import syw.data.sst as sst
+from syw.core.errors import DataError, DataMissingError
 from syw.data.fetch import fetch
 from syw.data.sst import Example, parse_tree, read_sst
-from syw.errors import DataError, DataMissingError
 from tests.fixtures_sst import real_data_dir, requires_real_sst, write_sst_fixture
 
 TREES = [

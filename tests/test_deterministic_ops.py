@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from benchmarks import deterministic_ops as ops
-from syw.entry import run_main
+from syw.core.entry import run_main
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "gpu.md"
 

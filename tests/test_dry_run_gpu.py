@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from syw.errors import ConfigError
+from syw.core.errors import ConfigError
 from syw.experiments.cost import cost_lines, gpu_reports, times
 from syw.experiments.space import load_family, study_config
 from tests.runner_util import run

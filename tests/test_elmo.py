@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from syw.errors import DataError, DataMissingError
+from syw.core.errors import DataError, DataMissingError
 from syw.models.elmo.bilm import BiLm, BiLmOptions
 from syw.models.elmo.chars import BOS_IDS, EOS_IDS, add_sentence_boundaries, batch_to_ids, remove_sentence_boundaries, word_to_char_ids
 from syw.models.elmo.checkpoint import load_bilm, save_bilm

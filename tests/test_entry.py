@@ -1,4 +1,4 @@
-"""One way from bad input to its ``error:`` line and exit status 2 (syw.entry): the formatter, run_main,
+"""One way from bad input to its ``error:`` line and exit status 2 (syw.core.entry): the formatter, run_main,
 exit_on for the Hydra apps, naming and write_output; and a reading of the suite's code that fails if a
 module prints its own ``error:`` line, returns or exits 2 itself, or runs its ``main`` without run_main."""
 from __future__ import annotations
@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from syw import cli
-from syw.entry import MissingExtra, error_line, exit_on, naming, run_main, write_output
-from syw.errors import ConfigError, DataError, DataMissingError
-from syw.paths import REPO
+from syw.core.entry import MissingExtra, error_line, exit_on, naming, run_main, write_output
+from syw.core.errors import ConfigError, DataError, DataMissingError
+from syw.core.paths import REPO
 
-FOLDERS = ("analysis", "data", "models", "experiments", "figures", "syw", "benchmarks")
-ENTRY = REPO / "syw" / "entry.py"
+FOLDERS = ("syw", "benchmarks")
+ENTRY = REPO / "syw" / "core" / "entry.py"
 RUN_MAIN = "sys.exit(run_main(main))"
 
 
@@ -71,7 +71,7 @@ def main_block_problem(source: str) -> str | None:
     if _is_hydra_main(tree):
         if body != "main()":
             return f"a Hydra app's block is {body!r}, not 'main()'"
-        return None if "exit_on(" in source else "a Hydra app whose bad input does not go through syw.entry.exit_on"
+        return None if "exit_on(" in source else "a Hydra app whose bad input does not go through syw.core.entry.exit_on"
     mains = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "main"]
     if body == "sys.exit(main())" and mains and "run_main(" in ast.unparse(mains[0]):
         return None  # syw.cli: main is run_main(the dispatcher)
@@ -81,7 +81,7 @@ def main_block_problem(source: str) -> str | None:
 @pytest.mark.parametrize("path", suite_files(), ids=lambda p: str(p.relative_to(REPO)))
 def test_no_module_makes_its_own_error_line_or_exit_status_2(path: Path):
     source = path.read_text()
-    assert own_error_paths(source) == [], f"{path.relative_to(REPO)}: raise instead; syw.entry.run_main prints it"
+    assert own_error_paths(source) == [], f"{path.relative_to(REPO)}: raise instead; syw.core.entry.run_main prints it"
     assert main_block_problem(source) is None, f"{path.relative_to(REPO)}: {main_block_problem(source)}"
 
 

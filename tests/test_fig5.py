@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.figures import __main__ as cli
 from syw.figures import fig5
 from syw.figures.sources import study_with_records

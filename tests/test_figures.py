@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from syw.entry import run_main
-from syw.errors import DataError
+from syw.core.entry import run_main
+from syw.core.errors import DataError
 from syw.figures import sources
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES

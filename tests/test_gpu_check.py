@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from benchmarks import gpu_check
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.experiments.space import CONF_DIR, load_family
 
 FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))

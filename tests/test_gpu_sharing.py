@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from syw.errors import ConfigError
+from syw.core.errors import ConfigError
 from syw.experiments.cluster import trial_resources
 from tests.runner_util import records, run, runner_env
 
@@ -19,8 +19,8 @@ PROBE = '''
 import os, time
 from pathlib import Path
 
-from syw.context import TrialOutcome
-from syw.settings import resolve
+from syw.core.context import TrialOutcome
+from syw.core.settings import resolve
 
 SETTINGS = {"x": {"type": "float"}, "meet": {"type": "int", "min": 1}, "folder": {"type": "str"},
             "patience_seconds": {"type": "float", "min": 0.0}}

@@ -1,6 +1,6 @@
 """The suite's layers (docs/architecture.md): each imports only from those below it, with no cycle.
 
-    core (syw/*.py) -> data, analysis -> models -> experiments -> figures -> the syw command
+    syw.core -> syw.data, syw.analysis -> syw.models -> syw.experiments -> syw.figures -> syw.cli
 
 Every import counts, those inside functions too (they run as surely, only later); an import under
 ``if TYPE_CHECKING:`` is for the type checker only and is left out.
@@ -12,28 +12,29 @@ from pathlib import Path
 
 import pytest
 
-from syw.paths import REPO
+from syw.core.paths import REPO
 
 LAYERS = {"core": 0, "data": 1, "analysis": 1, "models": 2, "experiments": 3, "figures": 4, "command": 5}
 PACKAGES = ("data", "analysis", "models", "experiments", "figures")
-COMMAND = {"syw.cli", "syw.__main__"}
+COMMAND = {"syw.cli", "syw.__main__"}  # the top layer: syw/cli.py and python -m syw
 
 
 def module_name(path: Path) -> str:
+    """A module's dotted name is its file's path from the repository root."""
     parts = path.relative_to(REPO).with_suffix("").parts
-    parts = parts[:-1] if parts[-1] == "__init__" else parts
-    return ".".join(parts if parts[0] == "syw" else ("syw", *parts))
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def layer(module: str) -> str:
     if module in COMMAND:
         return "command"
-    top = module.split(".")[1] if module.count(".") else "core"
-    return top if top in PACKAGES else "core"
+    top = module.split(".")[1]
+    assert top in (*PACKAGES, "core"), f"{module}: not in a layer's folder"
+    return top
 
 
 def suite_files() -> list[Path]:
-    return sorted(p for top in ("syw", *PACKAGES) for p in (REPO / top).rglob("*.py"))
+    return sorted(p for p in (REPO / "syw").rglob("*.py") if p.parent != REPO / "syw" or p.stem in ("cli", "__main__"))
 
 
 def _type_checking_only(node: ast.AST) -> bool:
@@ -113,7 +114,7 @@ def test_no_import_cycle():
 
 def test_the_checker_sees_a_wrong_import(tmp_path, monkeypatch):
     """An analysis module importing the runner is caught (the check can fail)."""
-    bad = REPO / "analysis" / "curves.py"
+    bad = REPO / "syw" / "analysis" / "curves.py"
     monkeypatch.setitem(GRAPH, "syw.analysis.curves", imports(bad) | {"syw.experiments.run"})
     with pytest.raises(AssertionError, match="imports .*syw.experiments.run"):
         test_imports_only_from_lower_layers("syw.analysis.curves")

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.figures.learning_curve import curves, flattening_epoch, main
 
 

@@ -10,8 +10,8 @@ import pytest
 
 import syw.data.lm as lm
 from syw.cli import main as syw
+from syw.core.errors import DataError, DataMissingError
 from syw.data.inputs import recording
-from syw.errors import DataError, DataMissingError
 
 TEXT = " the cat sat \n\n a dog <unk> \n"
 REAL = Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None

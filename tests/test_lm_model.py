@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from syw.context import TrialContext
+from syw.core.context import TrialContext
+from syw.core.settings import resolve
 from syw.models import lm
 from syw.models.lm_budget import parameter_count, shape_for, solve
 from syw.models.tasks import lm as task
-from syw.settings import resolve
 
 BASE = dict(epochs=1, batch_size=4, bptt=6, optimizer="adam", lr=3e-3, checkpoint_every=10, parameter_budget=6000, depth=1,
             input_embedding_ratio=0.5, down_projection=True, input_dropout=0.0, state_dropout=0.0, output_dropout=0.0)

@@ -8,7 +8,7 @@ from torch import nn
 import syw.models.cnn as cnn
 import syw.models.modules.cnn_encoder as cnn_encoder
 import syw.models.tasks.sentence as sentence
-from syw.context import TrialContext
+from syw.core.context import TrialContext
 from tests.fixtures_sst import glove_vectors, real_data_dir, requires_real_sst, write_glove_text, write_sst_fixture
 
 PARAMS = {

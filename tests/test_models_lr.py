@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import syw.models.logistic_regression as lr
-from syw.context import TrialContext
+from syw.core.context import TrialContext
 from syw.models.tasks.sentence import dataset_key, load_texts
 from tests.fixtures_sst import real_data_dir, requires_real_sst, write_sst_fixture
 

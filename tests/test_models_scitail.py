@@ -4,11 +4,11 @@ import math
 import pytest
 import torch
 
-from syw.context import TrialContext
+from syw.core.context import TrialContext
+from syw.core.settings import resolve
 from syw.models import dam, dgem, esim, ngram
 from syw.models.tasks import pair
 from syw.models.trainer import build_optimizer
-from syw.settings import resolve
 
 FF = {"layers": 1, "hidden_dims": 16, "activation": "relu", "dropout": 0.0}
 BASE = {"epochs": 1, "patience": None, "batch_size": 16, "lr": 1e-3, "optimizer": "adam", "embedding": "unused"}

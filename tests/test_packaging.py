@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from syw.paths import REPO
+from syw.core.paths import REPO
 
 pytestmark = pytest.mark.slow
 FOLDERS = {"syw": "syw", "analysis": "syw/analysis", "data": "syw/data", "models": "syw/models",

@@ -4,10 +4,10 @@ import dataclasses
 
 import pytest
 
-from syw.context import TrialContext
+from syw.core.context import TrialContext
+from syw.core.settings import resolve
 from syw.models import dgem, ngram
 from syw.models.tasks import pair
-from syw.settings import resolve
 from tests.test_models_scitail import PARAMS
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import torch
 
+from syw.core.entry import run_main
 from syw.data.bilm_corpus import build_vocabulary, pieces, read_corpus, read_text_corpus, text_documents
 from syw.data.fetch import file_digest
-from syw.entry import run_main
 from syw.models.elmo.checkpoint import load_bilm
 from syw.models.elmo.checksum import weights_sha256
 from syw.models.elmo.lm import Encoded, LanguageModel, log_uniform_log_q, sampled_softmax_loss

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from syw.analysis.bands import confidence_bands, parse_statistic, tuning_curve
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.figures.curve_command import main
 from tests.synthetic_scores import BIMODAL, STEADY
 

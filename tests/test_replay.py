@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from syw.errors import ConfigError, DataMissingError
+from syw.core.errors import ConfigError, DataMissingError
 from syw.experiments.replay import read_cell
 from syw.experiments.space import load_family
 from syw.figures.specs import FIGURES

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from syw.context import TrialContext
-from syw.entry import run_main
+from syw.core.context import TrialContext
+from syw.core.entry import run_main
 from syw.experiments import rescore as span_rescore
 from syw.experiments.space import load_family
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
-from syw.errors import ConfigError
+from syw.core.errors import ConfigError
+from syw.core.records import RecordError, RecordsWriter
 from syw.experiments.reseed import best_trials, jobs_for, rerun_progress, reseed_path
 from syw.experiments.space import load_family
 from syw.figures.seeds import MELIS_RATIO, gap_rows, markdown, seed_rows
-from syw.records import RecordError, RecordsWriter
 from tests.runner_util import REPO, records, run, runner_env
 
 TOY = load_family("toy")

@@ -3,12 +3,12 @@ have had uninterrupted (syw.models.resume): the same curve, the same best epoch,
 import pytest
 import torch
 
-from syw.context import TrialContext, TrialFailed
+from syw.core.context import TrialContext, TrialFailed
+from syw.core.settings import resolve
 from syw.models import esim, resume
 from syw.models.resume import EpochState
 from syw.models.tasks import pair
 from syw.models.trainer import fit
-from syw.settings import resolve
 from tests.test_models_scitail import PARAMS
 
 # dropout, a scheduler that reads the metric and Adam's moments: every state the next epoch reads
@@ -124,7 +124,7 @@ def test_every_generator_goes_on_where_it_was_saved(tmp_path):
 
 def resumed_toy(params, ctx):
     """A trial that went on after epoch 2 of 3: its earlier runs trained epochs 1 and 2 (100 s and 200 s)."""
-    from syw.context import TrialOutcome
+    from syw.core.context import TrialOutcome
 
     return TrialOutcome(metric=0.5, best_epoch=3, epochs_run=3, epoch_seconds=[100.0, 200.0, 0.5],
                         resumed_after_epochs=[2])

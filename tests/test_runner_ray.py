@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ray_start import ONE_START
+from syw.core.records import RecordsBusy, RecordsWriter, done_indices, iter_records
 from syw.experiments.space import load_family
-from syw.records import RecordsBusy, RecordsWriter, done_indices, iter_records
 from tests.runner_util import REPO, records, run, runner_env
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -229,7 +229,7 @@ def test_run_against_a_local_ray_cluster(tmp_path):
 
 
 def test_retry_failed_reruns_failed_trials_and_the_latest_record_counts(tmp_path):
-    from syw.records import load_study
+    from syw.core.records import load_study
 
     path = tmp_path / "results" / "toy" / "toy.jsonl"
     path.parent.mkdir(parents=True)

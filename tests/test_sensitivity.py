@@ -4,12 +4,12 @@ import json
 import numpy as np
 import pytest
 
-from syw.entry import run_main
-from syw.errors import DataError
+from syw.core.entry import run_main
+from syw.core.errors import DataError
+from syw.core.paths import REPO
 from syw.experiments.space import load_family
 from syw.figures.__main__ import main
 from syw.figures.sensitivity import JITTER, ceiling, family_records, figure, searched, write
-from syw.paths import REPO
 
 TOY = load_family("toy")
 

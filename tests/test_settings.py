@@ -3,10 +3,10 @@ import sys
 
 import pytest
 
-from syw.errors import ConfigError
+from syw.core.errors import ConfigError
+from syw.core.settings import check_settings, problem, resolve
 from syw.experiments.source import declared_settings
 from syw.experiments.space import load_family
-from syw.settings import check_settings, problem, resolve
 from tests.runner_util import importable_package, run
 
 DECLARED = {

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from syw.errors import ConfigError
+from syw.core.errors import ConfigError
 from syw.experiments.space import CONF_DIR, draw, load_family, sample, trial_rng
 from tests import oracle
 

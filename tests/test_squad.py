@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from syw.context import TrialContext
+from syw.core.context import TrialContext
+from syw.core.errors import DataError, DataMissingError
+from syw.core.settings import resolve
 from syw.data.squad import (
     FILES,
     SpanExample,
@@ -23,13 +25,11 @@ from syw.data.squad import (
     tokenize_with_offsets,
     window,
 )
-from syw.errors import DataError, DataMissingError
 from syw.experiments import rescore as span_rescore
 from syw.experiments.space import load_family
 from syw.models import bidaf
 from syw.models.tasks import span
 from syw.models.tasks.squad_metric import score
-from syw.settings import resolve
 from tests.runner_util import run
 
 PASSAGE = "The U.S.-based firm, Acme (est. 1999), won."  # The|U.S.-based|firm|,|Acme|(|est|.|1999|)|,|won|.

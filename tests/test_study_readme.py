@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from syw.entry import run_main
+from syw.core.entry import run_main
+from syw.core.paths import REPO
 from syw.figures.__main__ import main
 from syw.figures.readme_data import run_segments
 from syw.figures.study_readme import ReadmeError, readmes, regenerate, run
-from syw.paths import REPO
 
 RESULTS = REPO / "results"
 

@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from syw.analysis.forecast import forecast
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.figures.curve_command import main
 from syw.figures.specs import FIGURES
 from tests import oracle

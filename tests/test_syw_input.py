@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.figures.curve_command import main
 
 Content = str | Callable[[Path], str]

@@ -4,8 +4,8 @@ import re
 import pytest
 import torch
 
+from syw.core.errors import DataError, DataMissingError
 from syw.data.scitail import PairExample, read_tokenized
-from syw.errors import DataError, DataMissingError
 from syw.models.tasks import pair, span
 from syw.models.tasks.squad_metric import exact_match, f1, normalize_answer, score
 from tests.fixtures_sst import real_data_dir, requires_real

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from syw.context import TrialFailed
+from syw.core.context import TrialFailed
 from syw.models.trainer import build_scheduler, choose_device, fit, seed_everything, train_model, update
 
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from syw.analysis.adaptive import best_so_far, mean_best_so_far
-from syw.errors import ConfigError
+from syw.core.errors import ConfigError
+from syw.core.records import RecordError, RecordsWriter, adaptive_runs, load_study
 from syw.experiments.space import load_family
 from syw.experiments.tuner import (
     Told,
@@ -19,7 +20,6 @@ from syw.experiments.tuner import (
     suggest,
     to_optuna,
 )
-from syw.records import RecordError, RecordsWriter, adaptive_runs, load_study
 from tests.runner_util import run
 
 TOY = load_family("toy")

@@ -1,7 +1,7 @@
 """syw/units: how durations, counts, runs of integers and scores are written for people."""
 import math
 
-from syw.units import count, human_duration, score, spans, stretches_text
+from syw.core.units import count, human_duration, score, spans, stretches_text
 
 
 def test_durations_take_the_largest_unit_that_fits():

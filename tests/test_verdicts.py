@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from syw.entry import run_main
+from syw.core.entry import run_main
 from syw.figures import verdicts, verdicts_melis
 from syw.figures.specs import FIGURES
 from tests import oracle, test_fig5

@@ -53,7 +53,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from syw.records import iter_records
+from syw.core.records import iter_records
 
 indices = Counter(r["trial"] for r in iter_records(Path(sys.argv[1])))
 twice = sorted(i for i, n in indices.items() if n > 1)

@@ -1,0 +1,51 @@
+"""``syw table RECORDS --group COL --metric COL [--duration COL]``: print and write the curve table.
+
+For a figure, a report and any input (Ray Tune folders, Optuna studies): ``syw curve``.
+
+Bad input (a missing or malformed records file, an unknown column, a metric that is not a
+number, an output folder that does not exist) is one ``error: <file>: ...`` line on stderr
+and exit status 2; nothing is written then.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from syw.analysis.table import curve_table, read_records
+from syw.core.entry import naming, positive_int, run_main, write_output
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(
+        prog="syw table",
+        description="Expected maximum validation performance (Dodge et al. 2019, Eq. 8) per group of trial records. "
+                    "For a figure, a report, Ray Tune folders and Optuna studies: syw curve --help.",
+    )
+    parser.add_argument("records", type=Path, help="a .csv, .tsv or .jsonl file of trial records")
+    parser.add_argument("--group", default="family", help="column naming the model family (default: family)")
+    parser.add_argument("--metric", default="value", help="column holding the validation score (default: value)")
+    parser.add_argument("--duration", default=None, help="column of training durations in seconds (optional)")
+    parser.add_argument("--max-n", type=positive_int, default=None, help="largest budget n, at least 1 (default: each group's N)")
+    parser.add_argument("--direction", choices=("max", "min"), default="max", help="max: higher is better")
+    parser.add_argument("--out", type=Path, default=None, help="write the table here (.csv or .tsv); default: next to the records")
+    args = parser.parse_args(args)
+    out = args.out or args.records.with_name(args.records.stem + "_expected_max.csv")
+    if out.resolve() == args.records.resolve():
+        raise ValueError(f"{out}: --out is the records file itself; it would be overwritten")
+    with naming(args.records):
+        frame = read_records(args.records)
+    table = curve_table(
+        frame, args.group, args.metric, duration=args.duration, max_n=args.max_n, maximize=args.direction == "max"
+    )
+    if frame.attrs.get("dropped"):
+        print(f"note: {args.records}: {frame.attrs['dropped']} record(s) whose status is not ok are left out", file=sys.stderr)
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
+    write_output(out, lambda path: table.to_csv(path, sep="\t" if path.suffix == ".tsv" else ",", index=False,
+                                                float_format="%.10g"), "table")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

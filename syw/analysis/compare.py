@@ -1,0 +1,156 @@
+"""Is A better than B at my budget? The difference of two tuning curves with a simultaneous band.
+
+For two groups of independent trials, each group's simultaneous band (``syw.analysis.bands``, opda's
+CDF bands) is taken at level sqrt(c): both hold at once with probability at least c (the samples are
+independent). Where both hold, for every n,
+
+    low_A(n) - high_B(n)  <=  curve_A(n) - curve_B(n)  <=  high_A(n) - low_B(n),
+
+so this band for the difference holds for every n at once with probability at least c, with no
+assumption on the score distributions but their bounds (exact coverage of each CDF band needs
+continuous scores with ``ks``; ``dkw`` holds regardless). ``tests/test_compare_curves.py`` checks
+the coverage by simulation. From the band follow:
+
+- the budgets where A leads at level c: the band lies above zero (better = higher; below zero when
+  lower is better), and likewise for B; elsewhere they cannot be told apart;
+- an interval for the first crossover, the first budget n* at which the group behind at n = 1 is
+  ahead: wherever the band holds, n* is at least the first n whose band allows that group ahead and
+  at most the first n whose band puts it ahead.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from syw.analysis.bands import Statistic, confidence_bands, statistic_name
+from syw.analysis.expected_max import check_scores
+
+
+@dataclass(frozen=True)
+class Difference:
+    """curve(A) - curve(B) at n = 1..len, oriented so that a positive value means A is better."""
+
+    names: tuple[str, str]
+    ns: np.ndarray
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    confidence: float
+    q: Statistic
+
+    def leader(self) -> list[str | None]:
+        """At each n: the group that leads at the band's level, or None where they cannot be told apart."""
+        return [self.names[0] if lo > 0 else self.names[1] if hi < 0 else None for lo, hi in zip(self.low, self.high)]
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """``leader`` overtakes ``previous`` (the point estimates') first at ``at``; at the band's level the
+    first n at which ``leader`` is ahead lies in [``low``, ``high``] (``high`` None: past the last n)."""
+
+    leader: str
+    previous: str
+    at: int
+    low: int
+    high: int | None
+
+
+def difference(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), *, confidence: float = 0.95,
+               bounds: tuple[float, float] = (0.0, 1.0), q: Statistic = None, maximize: bool = True,
+               method: str = "ks", n_max: int | None = None) -> Difference:
+    """The band for curve(A) - curve(B) at n = 1..``n_max`` (default: the smaller N; see the module doc)."""
+    a, b = check_scores(scores_a), check_scores(scores_b)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    ns = np.arange(1, (n_max or min(a.size, b.size)) + 1)
+    each = math.sqrt(confidence)  # independent groups: both bands hold with probability each^2
+    low_a, point_a, high_a = confidence_bands(a, ns, confidence=each, bounds=bounds, maximize=maximize,
+                                              method=method, q=q)
+    low_b, point_b, high_b = confidence_bands(b, ns, confidence=each, bounds=bounds, maximize=maximize,
+                                              method=method, q=q)
+    with np.errstate(invalid="ignore"):  # inf - inf where neither band is bounded: no bound, below
+        if maximize:
+            estimate, low, high = point_a - point_b, low_a - high_b, high_a - low_b
+        else:
+            estimate, low, high = point_b - point_a, low_b - high_a, high_b - low_a
+    return Difference(names, ns, estimate, np.where(np.isnan(low), -np.inf, low), np.where(np.isnan(high), np.inf, high),
+                      confidence, q)
+
+
+def runs(ns: list[int], labels: list) -> list[tuple]:
+    """(label, first n, last n) for each run of consecutive budgets ``ns`` with the same label."""
+    out: list[tuple] = []
+    for n, label in zip(ns, labels):
+        if out and out[-1][0] == label:
+            out[-1] = (label, out[-1][1], n)
+        else:
+            out.append((label, n, n))
+    return out
+
+
+def leaders_by_n(curves: dict[str, Sequence[float]], *, maximize: bool = True) -> list[tuple[str, int, int]]:
+    """(name, first n, last n) for each stretch of n = 1 to the shortest curve's end over which that curve is the
+    best of ``curves`` (expected best of n trials, Eq. 8, one per family); a tie goes to the first named."""
+    n = min(len(c) for c in curves.values())
+    stack = np.vstack([np.asarray(c, dtype=float)[:n] for c in curves.values()])
+    best, names = (np.argmax if maximize else np.argmin)(stack, axis=0), list(curves)
+    return runs(list(range(1, n + 1)), [names[k] for k in best])
+
+
+def stretches(diff: Difference) -> list[tuple[str | None, int, int]]:
+    """(leader or None, first n, last n) for each run of budgets with the same verdict."""
+    return runs(diff.ns.tolist(), diff.leader())
+
+
+def first_crossing(diff: Difference) -> Crossing | None:
+    """The point estimates' first leader change and the band's interval for it (module doc); None
+    when one group's point estimate is ahead (or tied) at every n."""
+    signs = np.sign(diff.estimate)
+    start = next((s for s in signs if s != 0), 0)
+    change = next((i for i, s in enumerate(signs) if s == -start != 0), None)
+    if change is None:
+        return None
+    ahead = diff.high > 0 if start < 0 else diff.low < 0  # the group behind at first may be ahead here
+    sure = diff.low > 0 if start < 0 else diff.high < 0  # it is ahead here at the band's level
+    leader, previous = (diff.names[0], diff.names[1]) if start < 0 else (diff.names[1], diff.names[0])
+    first_possible = int(diff.ns[np.argmax(ahead)])  # ahead holds at the point estimate's change at least
+    first_sure = int(diff.ns[np.argmax(sure)]) if sure.any() else None
+    return Crossing(leader, previous, int(diff.ns[change]), first_possible, first_sure)
+
+
+def _span(first: int, last: int) -> str:
+    return f"n = {first}" if first == last else f"n in [{first}, {last}]"
+
+
+def sentence(diff: Difference) -> str:
+    """The comparison in one sentence, e.g. "CNN leads LR for n in [18, 50] at 95%; they cannot be told
+    apart for n in [1, 17]", with the first crossover's interval when the point estimates cross."""
+    a, b = diff.names
+    level = f"{diff.confidence:.0%}"
+    parts = []
+    for who, first, last in stretches(diff):
+        if who is None:
+            parts.append(f"they cannot be told apart for {_span(first, last)}")
+        else:
+            other = b if who == a else a
+            parts.append(f"{who} leads {other} for {_span(first, last)} at {level}")
+    text = f"{statistic_name(diff.q).capitalize()} curves, {a} vs {b} (n = 1 to {diff.ns[-1]}): " + "; ".join(parts)
+    crossing = first_crossing(diff)
+    if crossing is not None:
+        upper = (f"{crossing.high}" if crossing.high is not None
+                 else f"beyond {diff.ns[-1]}, the last budget compared")
+        text += (f". {crossing.leader} first overtakes {crossing.previous} at n = {crossing.at} (point estimates); "
+                 f"at {level} that first crossover lies in [{crossing.low}, {upper}]")
+    return text + "."
+
+
+def difference_table(diffs: list[Difference]) -> pd.DataFrame:
+    """One row per pair and n: the estimate (positive: A better), the band, and who leads there."""
+    return pd.concat([pd.DataFrame({"a": d.names[0], "b": d.names[1], "statistic": statistic_name(d.q), "n": d.ns,
+                                    "a_better_by": d.estimate, "band_low": d.low, "band_high": d.high,
+                                    "confidence": d.confidence,
+                                    "leader": [w or "" for w in d.leader()]}) for d in diffs], ignore_index=True)

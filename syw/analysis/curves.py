@@ -1,0 +1,259 @@
+"""The expected-max curve of each group of someone's trials, with what ``syw curve`` adds around it:
+the spread, the unbiased estimate, a quantile curve, confidence bands, a forecast past N, budgets to
+reach targets, and the difference of two groups' curves with its band."""
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from syw.analysis.adaptive import progress
+from syw.analysis.bands import Statistic, confidence_bands, tuning_curve
+from syw.analysis.budget import budget_to_reach, crossovers, time_crossovers
+from syw.analysis.compare import Difference, difference
+from syw.analysis.cost import CostCurve, cost_crossings, drawn_from, for_groups
+from syw.analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
+from syw.analysis.forecast import Forecast, forecast
+from syw.analysis.prepare import Group
+from syw.analysis.selected import selected_test
+from syw.core.units import human_duration
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to compute beyond Eq. 8 (see ``syw curve --help``)."""
+
+    maximize: bool = True
+    q: Statistic = None  # the statistic drawn: None the mean (Eq. 8), else that quantile of the best of n
+    confidence: float | None = None  # simultaneous bands at this level; None: no bands
+    bounds: tuple[float, float] | None = None  # the metric's range, which the bands need
+    band_method: str = "ks"
+    forecast_to: int | None = None  # forecast the expected max up to this n; None: no forecast
+    forecast_model: str = "quadratic"
+    forecast_level: float = 0.9
+    forecast_resamples: int = 100
+    forecast_tail: float = 0.0
+    workers: int | None = None  # cost-aware curves with this many workers; None: none
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One group's scores and its curves: Eq. 8, its SD and the unbiased estimate at n = 1..N."""
+
+    name: str
+    scores: np.ndarray
+    durations: np.ndarray | None
+    mean: np.ndarray
+    sd: np.ndarray
+    unbiased: np.ndarray
+    band: tuple[np.ndarray, np.ndarray] | None  # the drawn statistic's band at n = 1..len (may pass N)
+    forecast: Forecast | None
+    q: Statistic = None
+    quantile: np.ndarray | None = None  # the q-quantile curve at n = 1..N when q is given
+    strategy: str | None = None  # an adaptive search: mean/sd are its best so far over runs (analysis.adaptive)
+    runs: int = 1
+    cost: CostCurve | None = None  # the cost-aware curve (analysis.cost), with --x cost
+    selected: tuple[np.ndarray, np.ndarray] | None = None  # test score of the trial validation picks: mean, SD
+
+    @property
+    def mean_duration(self) -> float | None:
+        return None if self.durations is None else float(np.mean(self.durations))
+
+    @property
+    def drawn(self) -> np.ndarray:
+        """The curve the figure draws and the report reads: Eq. 8, or the quantile curve."""
+        return self.mean if self.quantile is None else self.quantile
+
+    def quartiles(self, maximize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The 25% and 75% quantiles of the best of n at n = 1..N: the spread a quantile curve is shaded with."""
+        ns = np.arange(1, self.scores.size + 1)
+        return tuple(tuning_curve(self.scores, ns, q, maximize=maximize) for q in (0.25, 0.75))
+
+
+def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, source: str) -> tuple[float, float]:
+    """The metric's range for the bands: as given, else (0, 1) when every score lies there."""
+    low = min(float(s.min()) for s in scores)
+    high = max(float(s.max()) for s in scores)
+    if bounds is None:
+        if 0.0 <= low and high <= 1.0:
+            return (0.0, 1.0)
+        raise ValueError(f"{source}: the bands need the metric's bounds and the scores range from {low:g} to "
+                         f"{high:g}, not within [0, 1]: pass --bounds LOW HIGH")
+    if not bounds[0] <= low <= high <= bounds[1]:
+        raise ValueError(f"{source}: scores range from {low:g} to {high:g}, outside --bounds {bounds[0]:g} {bounds[1]:g}")
+    return bounds
+
+
+def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
+    """A :class:`Curve` per group (``syw.analysis.prepare``)."""
+    bounds = band_bounds([g.scores for g in groups], options, source) if options.confidence else None
+    timed = {g.name: (g.scores, g.durations) for g in groups if g.durations is not None and g.strategy is None}
+    costs = for_groups(timed, workers=options.workers, maximize=options.maximize) if options.workers and timed else {}
+    out = []
+    for group in groups:
+        name, scores, durations = group.name, group.scores, group.durations
+        if group.strategy is not None:
+            out.append(adaptive_curve(group, options.maximize))
+            continue
+        ns = np.arange(1, scores.size + 1)
+        top = max(scores.size, options.forecast_to or 0)
+        band = None
+        if options.confidence:
+            with warnings.catch_warnings():  # ties: the report says what they mean for the band
+                warnings.simplefilter("ignore", RuntimeWarning)
+                low, _, high = confidence_bands(scores, np.arange(1, top + 1), confidence=options.confidence,
+                                                bounds=bounds, maximize=options.maximize, method=options.band_method,
+                                                q=options.q)
+            band = (low, high)
+        predicted = None
+        if options.forecast_to:
+            try:
+                predicted = forecast(scores, np.arange(1, top + 1), model=options.forecast_model,
+                                     maximize=options.maximize, tail=options.forecast_tail,
+                                     level=options.forecast_level, resamples=options.forecast_resamples)
+            except ValueError as err:
+                raise ValueError(f"{source}: group {name}: {err}") from None
+        quantile = None if options.q is None else tuning_curve(scores, ns, options.q, maximize=options.maximize)
+        out.append(Curve(str(name), scores, durations, expected_max(scores, ns, maximize=options.maximize),
+                         expected_max_std(scores, ns, maximize=options.maximize),
+                         expected_max_unbiased(scores, ns, maximize=options.maximize), band, predicted,
+                         options.q, quantile, cost=costs.get(str(name)),
+                         selected=None if group.tests is None else selected_test(scores, group.tests, ns,
+                                                                                 maximize=options.maximize)))
+    return out
+
+
+def adaptive_curve(group: Group, maximize: bool) -> Curve:
+    """An adaptive search's :class:`Curve`: its runs' mean best so far in trial order, their SD, no Eq. 8."""
+    seen = progress(group.scores, group.order, group.runs, maximize=maximize)
+    none = np.full(seen.mean.size, np.nan)
+    return Curve(group.name, group.scores, group.durations, seen.mean, seen.sd, none, None, None,
+                 strategy=group.strategy, runs=seen.runs)
+
+
+def band_bounds(scores: list[np.ndarray], options: Options, source: str) -> tuple[float, float]:
+    """The bounds a band is computed with: :func:`bounds_for` for the mean; a quantile's band needs none
+    (infinite where given none and the scores lie outside [0, 1])."""
+    if options.q is not None and options.bounds is None:
+        low, high = min(float(s.min()) for s in scores), max(float(s.max()) for s in scores)
+        return (0.0, 1.0) if 0.0 <= low and high <= 1.0 else (-np.inf, np.inf)
+    return bounds_for(scores, options.bounds, source)
+
+
+def comparisons(curves: list[Curve], options: Options, source: str,
+                pair: tuple[str, str] | None = None) -> tuple[list[Difference], list[str]]:
+    """The difference band (``syw.analysis.compare``) of ``pair``, else of every pair of groups, at the
+    bands' level (95% when no bands are drawn); and notes on pairs it could not be computed for."""
+    names = [c.name for c in curves]
+    adaptive = [c.name for c in curves if c.strategy is not None]
+    if pair is not None and set(pair) & set(adaptive):
+        raise ValueError(f"{source}: --compare: {', '.join(sorted(set(pair) & set(adaptive)))} is an adaptive search; "
+                         "the difference band is of Eq. 8 curves, which assume random search")
+    if pair is not None:
+        missing = [p for p in pair if p not in names]
+        if missing:
+            raise ValueError(f"{source}: --compare names {', '.join(map(repr, missing))}, not a group here "
+                             f"(groups: {', '.join(names)})")
+        pairs = [pair]
+    else:
+        pairs = list(itertools.combinations([n for n in names if n not in adaptive], 2))
+    by_name = {c.name: c for c in curves}
+    confidence = options.confidence or 0.95
+    out, notes = [], []
+    for a, b in pairs:
+        try:
+            bounds = band_bounds([by_name[a].scores, by_name[b].scores], options, source)
+        except ValueError as err:
+            if pair is not None:
+                raise
+            notes.append(f"no difference band for {a} vs {b}: {str(err).split(': ', 1)[1]}")
+            continue
+        with warnings.catch_warnings():  # ties: the report says what they mean for the band
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out.append(difference(by_name[a].scores, by_name[b].scores, (a, b), confidence=confidence, bounds=bounds,
+                                  q=options.q, maximize=options.maximize, method=options.band_method))
+    return out, notes
+
+
+def table(curves: list[Curve], group: str) -> pd.DataFrame:
+    """One row per (group, n), n = 1..max(N, forecast horizon): Eq. 8, its SD and the unbiased estimate
+    (n <= N), the quantile curve with ``--statistic``, seconds, the drawn statistic's band and the forecast
+    with its interval where computed."""
+    blocks = []
+    for c in curves:
+        top = max(c.scores.size, c.forecast.ns.size if c.forecast else 0, c.band[0].size if c.band else 0)
+        ns = np.arange(1, top + 1)
+        pad = lambda values: np.concatenate([values, np.full(top - values.size, np.nan)])  # noqa: E731
+        if c.strategy is not None:
+            blocks.append(pd.DataFrame({group: c.name, "n": np.arange(1, c.mean.size + 1), "N": c.scores.size,
+                                        "strategy": c.strategy,
+                                        "runs": c.runs, "best_so_far": c.mean, "best_so_far_sd": c.sd}))
+            continue
+        block = pd.DataFrame({group: c.name, "n": ns, "N": c.scores.size, "expected_max": pad(c.mean),
+                              "spread_sd": pad(c.sd), "unbiased": pad(c.unbiased)})
+        if c.quantile is not None:
+            block[quantile_column(c.q)] = pad(c.quantile)
+        if c.selected is not None:
+            block["test_of_selected"], block["test_of_selected_sd"] = pad(c.selected[0]), pad(c.selected[1])
+        if c.durations is not None:
+            block["seconds"] = ns * c.mean_duration
+        if c.band is not None:
+            block["band_low"], block["band_high"] = pad(c.band[0]), pad(c.band[1])
+        if c.forecast is not None:
+            block["forecast"], block["forecast_low"], block["forecast_high"] = (
+                pad(c.forecast.mean), pad(c.forecast.low), pad(c.forecast.high))
+        blocks.append(block)
+    return pd.concat(blocks, ignore_index=True)
+
+
+def cost_table(curves: list[Curve], group: str) -> pd.DataFrame:
+    """One row per (group, time) of the cost-aware curves (``syw.analysis.cost``): the expected best within the
+    time, its SD, P(at least one trial finished), and whether the figure draws it there."""
+    return pd.concat([pd.DataFrame({group: c.name, "seconds": c.cost.seconds, "workers": c.cost.workers,
+                                    "expected_best": c.cost.mean, "sd": c.cost.sd,
+                                    "p_finished": c.cost.finished, "drawn": drawn_from(c.cost)})
+                      for c in curves if c.cost is not None], ignore_index=True)
+
+
+def quantile_column(q: Statistic) -> str:
+    """The table's column of a quantile curve: ``median``, ``quantile_0.9``."""
+    return "median" if q == 0.5 else f"quantile_{q:g}"
+
+
+def budgets(curves: list[Curve], targets: list[tuple[float, str]], maximize: bool = True) -> pd.DataFrame:
+    """Per group and target: the first n whose drawn curve (Eq. 8, or the quantile curve) reaches it
+    (exact, and both sides rounded to 3 decimals), its time, and the forecast's first n past N when the
+    curve does not reach it."""
+    rows = []
+    for c, (target, note) in itertools.product(curves, targets):
+        exact = budget_to_reach(c.drawn, target, maximize=maximize)
+        rounded = budget_to_reach(c.drawn, target, maximize=maximize, decimals=3)
+        predicted = None
+        if exact is None and c.forecast is not None:
+            predicted = budget_to_reach(c.forecast.mean, target, maximize=maximize)
+        rows.append(dict(group=c.name, target=target, source=note, trials=exact, trials_rounded_3dp=rounded,
+                         seconds=None if exact is None or c.durations is None else exact * c.mean_duration,
+                         forecast_trials=predicted))
+    return pd.DataFrame(rows, columns=["group", "target", "source", "trials", "trials_rounded_3dp", "seconds",
+                                       "forecast_trials"])
+
+
+def leader_changes(curves: list[Curve], maximize: bool = True) -> list[str]:
+    """Where one group overtakes another, on the trial axis and (with durations) the time axis."""
+    out = []
+    for a, b in itertools.combinations(curves, 2):
+        for c in crossovers(a.drawn, b.drawn, (a.name, b.name), maximize=maximize):
+            out.append(f"{c.leader} overtakes {c.previous} at n = {c.at} trials")
+        if a.durations is not None and b.durations is not None:
+            for c in time_crossovers(a.drawn, a.mean_duration, b.drawn, b.mean_duration, (a.name, b.name),
+                                     maximize=maximize, interpolate=True):
+                out.append(f"{c.leader} overtakes {c.previous} at {human_duration(c.at)} of training "
+                           "(n trials cost n times each group's mean duration; each curve drawn through its points)")
+        if a.cost is not None and b.cost is not None:
+            for c in cost_crossings(a.cost, b.cost, (a.name, b.name), maximize=maximize):
+                out.append(f"{c.leader} overtakes {c.previous} at {human_duration(c.at)} of wall-clock time "
+                           f"(cost-aware, {a.cost.workers} worker(s))")
+    return out

@@ -1,0 +1,210 @@
+"""Anyone's trials, one row a trial: a CSV, TSV or JSONL file (allentune's ``results.jsonl`` and the
+authors' camera-ready TSVs too), a Ray Tune experiment folder, or an Optuna study in its storage.
+
+Every malformed input raises one error naming the file (and line, key or trial): ``FileNotFoundError``
+for what is not there, :class:`syw.core.errors.DataError` (a ``ValueError``) for what is wrong.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from syw.analysis.adaptive import optuna_strategy, ray_strategy
+from syw.analysis.rows import finished
+from syw.analysis.table import read_table
+from syw.core.errors import DataError
+from syw.core.records import iter_records
+
+RAY_KEYS = {"timestamp", "checkpoint_dir_name", "done", "training_iteration", "trial_id", "date", "time_this_iter_s",
+            "time_total_s", "pid", "hostname", "node_ip", "time_since_restore", "iterations_since_restore",
+            "experiment_tag", "should_checkpoint"}  # what Ray Tune adds to every reported result
+DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+OPTUNA_EXPORT = {"number", "state", "datetime_start"}  # study.trials_dataframe() columns
+
+
+@dataclass
+class Trials:
+    """The rows of one source. ``frame``'s index says where each row comes from (``line 3``, ``trial 4``)."""
+
+    frame: pd.DataFrame
+    source: str  # the file, folder or storage URL, as messages name it
+    name: str  # the curve's name when no column splits the trials into groups
+    directions: dict[str, str] = field(default_factory=dict)  # column -> "max"/"min" the source declares
+    preferred: str | None = None  # the source's own score column (an Optuna study's value)
+    notes: list[str] = field(default_factory=list)
+    reports: bool = False  # one row a reported result (Ray Tune): reduce with :func:`per_trial`
+    strategy: str | None = None  # the adaptive search that chose the trials (analysis.adaptive); None: random
+
+
+def load_trials(source: str, *, study: str | None = None) -> Trials:
+    """Read ``source``: a storage URL (``sqlite:///x.db``, with ``study``) is an Optuna study, a folder a
+    Ray Tune experiment, a file CSV/TSV/JSONL by its extension."""
+    if "://" in source:
+        return read_optuna(source, study)
+    path = Path(source)
+    if path.is_dir():
+        return read_ray(path)
+    if path.suffix.lower() in DATABASE_SUFFIXES:
+        try:
+            _check_optuna_sqlite(f"sqlite:///{path}")
+        except (DataError, FileNotFoundError):
+            raise DataError(f"{path}: a database file; give an Optuna study as its storage URL, sqlite:///{path}") from None
+        return read_optuna(f"sqlite:///{path}", study)
+    frame = read_table(path)
+    if OPTUNA_EXPORT <= set(frame.columns):
+        return Trials(from_optuna_export(frame), str(path), path.stem,
+                      notes=["read as Optuna's trials_dataframe() export (state, params_*, duration)"])
+    return Trials(frame, str(path), path.stem)
+
+
+def from_optuna_export(frame: pd.DataFrame) -> pd.DataFrame:
+    """Optuna's ``study.trials_dataframe()`` written as CSV, in the columns of :func:`read_optuna`:
+    ``state`` as ``status``, ``params_x`` as ``params.x``, ``user_attrs_x`` as ``user_attrs.x`` and the
+    ``duration`` timedelta (``0 days 00:01:02.5``) as ``duration_seconds``."""
+    renamed = {c: "status" if c == "state" else c.replace("params_", "params.", 1) if c.startswith("params_")
+               else c.replace("user_attrs_", "user_attrs.", 1) if c.startswith("user_attrs_") else c
+               for c in frame.columns}
+    out = frame.rename(columns=renamed)
+    if "duration" in out.columns:
+        seconds = pd.to_timedelta(out.pop("duration"), errors="coerce").dt.total_seconds()
+        out["duration_seconds"] = seconds
+    out.attrs = dict(frame.attrs)
+    return out
+
+
+def read_ray(folder: Path) -> Trials:
+    """A Ray Tune experiment folder (what ``Tuner.fit`` leaves): one folder per trial with ``result.json``
+    (one JSON line per reported result) and ``params.json`` (its configuration, as ``config.*`` columns).
+    A line that is not JSON (a killed trial's torn write) is skipped with a warning, as in our records.
+
+    One row per reported result, labelled ``<trial folder>/result.json, result <i>``; a trial that raised
+    (an ``error.txt`` or ``error.pkl``) or reported nothing is one row with a failed ``status``
+    (``syw.analysis.rows`` leaves it out or counts it as its group's worst).
+    """
+    trial_dirs = sorted({p.parent for name in ("result.json", "error.txt", "error.pkl") for p in folder.glob(f"*/{name}")})
+    if not trial_dirs:
+        raise FileNotFoundError(f"{folder}: no trial folder with a result.json; a Ray Tune experiment folder "
+                                "(Tuner.fit's storage_path/name) holds one folder per trial")
+    rows, labels = [], []
+    for trial in trial_dirs:
+        config = _config(trial)
+        flat_config = pd.json_normalize({"config": config}).iloc[0].to_dict() if config else {}
+        error = next((p for p in (trial / "error.txt", trial / "error.pkl") if p.exists()), None)
+        results = [] if error else list(iter_records(trial / "result.json", schema=False))  # torn: skipped, warned
+        if not results:  # a trial that raised or reported nothing: a failed trial (analysis.rows)
+            rows.append({**flat_config, "trial": trial.name, "status": "error" if error else "reported-nothing"})
+            labels.append(f"{trial.name}/{error.name if error else 'result.json'}")
+            continue
+        for number, result in enumerate(results, start=1):
+            result = {k: v for k, v in result.items() if k != "config"}
+            rows.append({**pd.json_normalize(result).iloc[0].to_dict(), **flat_config, "trial": trial.name})
+            labels.append(f"{trial.name}/result.json, result {number}")
+    frame = pd.DataFrame(rows, index=labels)
+    if "status" in frame.columns and finished(frame).ne("ok").all():
+        raise DataError(f"{folder}: no trial reported a result ({len(trial_dirs)} trial folder(s), each raised "
+                        "or reported nothing)")
+    return Trials(frame, str(folder), folder.name, reports=True, strategy=ray_strategy(folder))
+
+
+def _config(trial: Path) -> dict:
+    """A Ray trial's configuration: its ``params.json``, else the ``config`` of its last result."""
+    params_file = trial / "params.json"
+    try:
+        if params_file.is_file():
+            return json.loads(params_file.read_text())
+    except json.JSONDecodeError as err:
+        raise DataError(f"{params_file}: not JSON (line {err.lineno}: {err.msg})") from None
+    results = list(iter_records(trial / "result.json", schema=False)) if (trial / "result.json").is_file() else []
+    return results[-1].get("config", {}) if results else {}
+
+
+def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool = True) -> Trials:
+    """One row per trial of a Ray Tune experiment: its report with the best (or the last) ``metric``,
+    with the trial's whole training time (``time_total_s`` of its last report)."""
+    frame = trials.frame
+    if metric not in frame.columns:
+        raise DataError(f"{trials.source}: no trial reported {metric!r}")
+    values = pd.to_numeric(frame[metric], errors="coerce")
+    state = finished(frame)
+    out, labels = [], []
+    for trial, part in frame.groupby("trial", sort=True):
+        if state[part.index].ne("ok").all():  # a trial that raised or reported nothing: one failed row
+            out.append(part.iloc[-1])
+            labels.append(part.index[-1])
+            continue
+        scores = values[part.index]
+        ok = scores[np.isfinite(scores.to_numpy(float))]
+        if ok.empty:
+            raise DataError(f"{trials.source}/{trial}/result.json: no result holds a number under {metric!r}")
+        chosen = ok.index[-1] if pick == "last" else (ok.idxmax() if maximize else ok.idxmin())
+        row = part.loc[chosen].copy()
+        if "time_total_s" in part:
+            row["time_total_s"] = pd.to_numeric(part["time_total_s"], errors="coerce").max()
+        out.append(row)
+        labels.append(chosen)
+    return Trials(pd.DataFrame(out, index=labels), trials.source, trials.name, trials.directions,
+                  trials.preferred, trials.notes, strategy=trials.strategy)
+
+
+def _check_optuna_sqlite(url: str) -> None:
+    """An SQLite storage must exist and hold Optuna's tables: optuna itself would create both."""
+    path = Path(url.split(":///", 1)[1])
+    if not path.is_file():
+        raise FileNotFoundError(f"{url}: no such database file {path}")
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as err:
+        raise DataError(f"{url}: {path} is not an SQLite database ({err})") from None
+    if "studies" not in tables:
+        raise DataError(f"{url}: not an Optuna storage (no 'studies' table; tables: {', '.join(sorted(tables)) or 'none'})")
+
+
+def read_optuna(url: str, study: str | None) -> Trials:
+    """Every trial of an Optuna study, its ``status`` its state: ``value`` (``value_0``, ... for several
+    objectives; NaN unless complete), ``number``, ``params.*``, ``user_attrs.*`` and ``duration_seconds``;
+    the study's direction(s) and the adaptive sampler its attributes reveal (``syw.analysis.adaptive``)."""
+    try:
+        import optuna
+    except ImportError:
+        raise DataError(f"{url}: reading an Optuna study needs optuna: pip install 'show-your-work[optuna]' "
+                        "(or pip install 'optuna>=3')") from None
+    if url.startswith("sqlite:///"):
+        _check_optuna_sqlite(url)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    names = sorted(optuna.study.get_all_study_names(storage=url))
+    if study is None and len(names) != 1:
+        listed = ", ".join(names) if names else "none"
+        raise DataError(f"{url}: {len(names)} studies ({listed}); name one with --study")
+    name = study or names[0]
+    if name not in names:
+        raise DataError(f"{url}: no study named {name!r} (studies: {', '.join(names) or 'none'})")
+    loaded = optuna.load_study(study_name=name, storage=url)
+    several = len(loaded.directions) > 1
+    columns = [f"value_{i}" for i in range(len(loaded.directions))] if several else ["value"]
+    directions = {c: "max" if d == optuna.study.StudyDirection.MAXIMIZE else "min"
+                  for c, d in zip(columns, loaded.directions)}
+    rows, labels, marks = [], [], set()
+    for trial in loaded.get_trials(deepcopy=False):
+        marks.update(trial.system_attrs)
+        complete = trial.state == optuna.trial.TrialState.COMPLETE
+        row = dict(zip(columns, trial.values if complete else [np.nan] * len(columns)), number=trial.number,
+                   status=trial.state.name.lower())
+        row.update({f"params.{k}": v for k, v in trial.params.items()})
+        row.update({f"user_attrs.{k}": v for k, v in trial.user_attrs.items() if np.isscalar(v)})
+        row["duration_seconds"] = trial.duration.total_seconds() if trial.duration else np.nan
+        rows.append(row)
+        labels.append(f"trial {trial.number}")
+    frame = pd.DataFrame(rows, index=labels)
+    if not rows or finished(frame).ne("ok").all():
+        held = ", ".join(f"{n} {s}" for s, n in frame["status"].value_counts().sort_index().items()) if rows else "none"
+        raise DataError(f"{url}: study {name!r} has no complete trial (trials: {held})")
+    storage = optuna.storages.get_storage(url)
+    study_marks = set(storage.get_study_system_attrs(storage.get_study_id_from_name(name)))
+    strategy = optuna_strategy(marks, study_marks, loaded.user_attrs)
+    return Trials(frame, f"{url} (study {name})", name, directions, None if several else "value", strategy=strategy)

@@ -1,0 +1,188 @@
+"""From the trials given to ``syw curve`` to the scores of each group: the columns picked, the
+direction of the score, the rows that count (``syw.analysis.rows``), the search strategy of each trial
+(``syw.analysis.adaptive``), and the groups, over one source or several (files, folders, studies).
+
+Groups: the group column's values (the same column in every source), else one group per source;
+``--group strategy`` groups by search strategy. A group's runs (of an adaptive search) are its ``run``
+(or ``tuner_seed``) values, else its sources. Each choice is written down for the report
+(:attr:`Prepared.columns`, :attr:`Prepared.notes`); anything ambiguous or wrong is a
+:class:`syw.core.errors.DataError` naming the source.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from syw.analysis.adaptive import is_random, strategy_column
+from syw.analysis.columns import looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
+from syw.analysis.inputs import DATABASE_SUFFIXES, Trials, load_trials, per_trial
+from syw.analysis.rows import settle
+from syw.analysis.table import finite_column
+from syw.core.errors import DataError
+
+ORDER_COLUMNS = ("number", "trial_number", "trial", "trial_index", "iteration")  # trial order, when numeric
+RUN_COLUMNS = ("run", "run_id", "tuner_seed")
+STRATEGY = "strategy"  # --group strategy: the groups are the search strategies
+
+
+@dataclass(frozen=True)
+class Group:
+    """The trials of one group: scores (and seconds per trial), their order and run, and the search."""
+
+    name: str
+    scores: np.ndarray
+    durations: np.ndarray | None
+    order: np.ndarray  # each trial's place in its run
+    runs: np.ndarray  # each trial's run
+    strategy: str | None = None  # the adaptive search that chose them; None: random search (Eq. 8 applies)
+    tests: np.ndarray | None = None  # each trial's test score (of its selected epoch), when every trial has one
+
+
+@dataclass
+class Prepared:
+    """What ``syw curve`` draws and reports, and how each column was chosen."""
+
+    groups: list[Group]
+    source: str  # the sources, as messages name them
+    name: str  # the default title and output folder name
+    metric: str
+    maximize: bool
+    group_column: str  # the table's column naming the groups
+    columns: dict[str, str] = field(default_factory=dict)  # metric/group/duration -> how it was chosen
+    notes: list[str] = field(default_factory=list)
+
+
+def direction(trials: Trials, metric: str, given: str | None) -> bool:
+    """True when higher is better: ``--direction``, else the source's own (an Optuna study's, our records'
+    ``direction`` column), else higher; a column named like a loss needs ``--direction`` said."""
+    if given:
+        return given == "max"
+    if metric in trials.directions:
+        return trials.directions[metric] == "max"
+    declared = trials.frame.get("direction")
+    if metric == "value" and declared is not None and set(declared.dropna().astype(str)) in ({"max"}, {"min"}):
+        return declared.dropna().iloc[0] == "max"
+    if looks_like_loss(metric):
+        raise DataError(f"{trials.source}: the score column {metric!r} looks like a loss (lower is better): pass "
+                        "--direction min (or --direction max if higher is better)")
+    return True
+
+
+def _picked(name: str, given: str | None) -> str:
+    return f"`{name}`" + ("" if given else " (picked)")
+
+
+def _first(frame: pd.DataFrame, names: tuple[str, ...], numeric: bool) -> str | None:
+    by_name = {str(c).lower().split(".")[-1]: c for c in frame.columns}
+    for name in names:
+        column = by_name.get(name)
+        if column is not None and (not numeric or pd.api.types.is_numeric_dtype(frame[column])):
+            return column
+    return None
+
+
+def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
+    """One source's rows that count, as columns ``group score seconds order run strategy``, and how
+    each was chosen (``metric``, ``maximize``, ``group``, ``duration``, ``notes``)."""
+    given = options["direction"]
+    first = given or trials.directions.get(trials.preferred or "", "max")
+    metric = pick_metric(trials.frame, trials.source, options["metric"], maximize=first == "max",
+                         preferred=trials.preferred)
+    maximize = direction(trials, metric, given)
+    if trials.reports:
+        trials = per_trial(trials, metric, pick=options["pick"], maximize=maximize)
+    frame = trials.frame
+    group = None if options["group"] == STRATEGY else pick_group(frame, trials.source, options["group"])
+    seconds, seconds_note = pick_duration(frame, trials.source, options["duration"])
+    frame = frame.assign(_group=frame[group].astype(str) if group else trials.name)
+    frame, notes = settle(frame, metric, "_group", policy=options["failed"], maximize=maximize, source=trials.source)
+    if frame.empty:
+        raise DataError(f"{trials.source}: no finished trial with a score ({'; '.join(notes)})")
+    if group and frame[group].isna().any():
+        raise DataError(f"{trials.source}: {frame.index[frame[group].isna()][0]}: column {group!r} is empty")
+    order, run, strategy = (_first(frame, ORDER_COLUMNS, True), _first(frame, RUN_COLUMNS, False),
+                            strategy_column(frame))
+    test = pick_test(frame, trials.source, metric, options["test"], maximize=maximize)
+    labels = frame[strategy].map(lambda v: None if is_random(v) else str(v)) if strategy else trials.strategy
+    out = pd.DataFrame({"group": frame["_group"], "score": frame[metric],
+                        "seconds": finite_column(frame, seconds, trials.source) if seconds else np.nan,
+                        "order": frame[order].to_numpy(float) if order else np.arange(len(frame), dtype=float),
+                        "run": frame[run].astype(str) if run else trials.name,
+                        "strategy": labels, "source": trials.name,
+                        "test": pd.to_numeric(frame[test], errors="coerce") if test else np.nan}, index=frame.index)
+    info = dict(metric=metric, maximize=maximize, group=group, duration=seconds, order=order, run=run, test=test,
+                notes=trials.notes + notes + ([seconds_note] if seconds_note else []))
+    return out, info
+
+
+def prepare(sources: list[str] | str, *, studies: list[str] | None = None, metric: str | None = None,
+            group: str | None = None, duration: str | None = None, given_direction: str | None = None,
+            pick: str = "best", failed: str = "drop", test: str | None = None) -> Prepared:
+    """Read every source (``syw.analysis.inputs.load_trials``; each study of a storage) and form the groups."""
+    sources = [sources] if isinstance(sources, str) else list(sources)
+    options = dict(metric=metric, group=group, duration=duration, direction=given_direction, pick=pick, failed=failed,
+                   test=test)
+    loaded = []
+    for source in sources:
+        storage = "://" in source or source.lower().endswith(DATABASE_SUFFIXES)
+        loaded += [load_trials(source, study=study) for study in ((studies or [None]) if storage else [None])]
+    parts = [(t, *_standard(t, options)) for t in loaded]
+    where = ", ".join(t.source for t in loaded)
+    if len({info["maximize"] for _, _, info in parts}) > 1:
+        raise DataError(f"{where}: the sources disagree on whether higher is better; pass --direction")
+    several = len(parts) > 1
+    if several and {info["group"] for _, _, info in parts} != {parts[0][2]["group"]}:
+        raise DataError(f"{where}: the sources name their groups in different columns "
+                        f"({', '.join(str(info['group']) for _, _, info in parts)}); pass --group COLUMN or --group none")
+    rows = pd.concat([frame for _, frame, _ in parts])
+    if several and parts[0][2]["run"] is None:
+        rows["run"] = rows["source"]  # a group spanning several sources: each source is a run
+    if several and parts[0][2]["group"] is None and group != STRATEGY:
+        rows["group"] = rows["source"]
+    if group == STRATEGY:
+        rows["group"] = rows["strategy"].fillna("random")
+    info = parts[0][2]
+    groups = [_group(str(name), part, info["duration"] is not None, where) for name, part in rows.groupby("group", sort=True)]
+    maximize = info["maximize"]
+    columns = {"metric": _picked(info["metric"], metric) + (", higher is better" if maximize else ", lower is better"),
+               "duration": _picked(info["duration"], duration) if info["duration"] else "none",
+               "group": ("the search strategy (--group strategy)" if group == STRATEGY
+                         else _picked(info["group"], group) if info["group"]
+                         else "the source" if several else f"none (one curve, named {loaded[0].name})"),
+               "test": _picked(info["test"], test) if info["test"] else "none"}
+    notes = [f"{t.name}: {n}" if several else n for t, _, i in parts for n in i["notes"]]
+    if info["test"]:
+        notes += [f"group {name}: {int(missing.sum())} trial(s) have no test score, so no test curve is drawn for it"
+                  for name, missing in rows["test"].isna().groupby(rows["group"]) if missing.any()]
+    name = loaded[0].name if not several else "_".join(t.name for t in loaded)[:60]
+    return Prepared(groups, where, name, info["metric"], maximize,
+                    "group" if group == STRATEGY else info["group"] or "group", columns, notes)
+
+
+def _group(name: str, part: pd.DataFrame, timed: bool, where: str) -> Group:
+    strategies = set(part["strategy"].dropna())
+    if len(strategies) > 1 or (strategies and part["strategy"].isna().any()):
+        found = ", ".join(sorted(map(str, strategies)) + (["random"] if part["strategy"].isna().any() else []))
+        raise DataError(f"{where}: group {name!r} mixes search strategies ({found}); pass --group strategy")
+    tests = part["test"].to_numpy(float)
+    return Group(name, part["score"].to_numpy(float), part["seconds"].to_numpy(float) if timed else None,
+                 part["order"].to_numpy(float), part["run"].to_numpy(str), next(iter(strategies), None),
+                 tests if np.isfinite(tests).all() else None)
+
+
+def check_targets(targets: list[tuple[float, str]], prepared: Prepared) -> None:
+    """A target must lie on the scores' scale: not on the far side of every score (each group would
+    reach it at n = 1: 0.83 against scores from 20 to 85, a fraction for a percentage), and not above 1
+    when every score is a fraction in [0, 1] (83 for 0.83)."""
+    scores = np.concatenate([g.scores for g in prepared.groups])
+    low, high = float(scores.min()), float(scores.max())
+    fractions = 0.0 <= low and high <= 1.0
+    for target, _ in targets:
+        trivial = target < low if prepared.maximize else target > high
+        if trivial or (fractions and not 0.0 <= target <= 1.0):
+            where = (f"{'below' if target < low else 'above'} every score, so every group reaches it at n = 1" if trivial
+                     else "outside [0, 1], where every score lies")
+            raise DataError(f"{prepared.source}: --target {target:g} lies {where} (scores from {low:g} to {high:g} in "
+                            f"column {prepared.metric!r}): give the target on the scores' scale")

@@ -1,0 +1,206 @@
+"""The Markdown report of ``syw curve``: the numbers, and each number's rule in words."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from syw.analysis.adaptive import RULE as ADAPTIVE_RULE
+from syw.analysis.bands import curve_name
+from syw.analysis.budget import RULE
+from syw.analysis.compare import Difference, sentence
+from syw.analysis.cost import RULE as COST_RULE
+from syw.analysis.cost import drawn_from, round_time_ticks
+from syw.analysis.curves import Curve, Options
+from syw.analysis.forecast import VERDICT
+from syw.analysis.selected import RULE as SELECTED_RULE
+from syw.core.units import human_duration
+
+EQ8 = ("**Expected best of n** (Eq. 8 of Dodge et al. 2019): the mean of the best of n scores drawn with "
+       "replacement from the N observed ones, sum over distinct scores v of v (P(V <= v)^n - P(V < v)^n) with the "
+       "empirical CDF; not rounded (the table keeps 10 significant digits). Defined for n <= N here.")
+SD = ("**±1 SD** (section 3.3): the standard deviation of that best of n under the same distribution, i.e. "
+      "the spread of a single search of n trials, not an error bar of the mean; the figure clips the shading "
+      "to the observed range of the group's scores, as the paper does.")
+UNBIASED = ("**Unbiased** (Tang et al. 2020): the mean of the best of n drawn *without* replacement from the "
+            "N scores, sum over order statistics v_(i) C(i-1, n-1) / C(N, n); equals the best observed score at n = N.")
+
+
+def quantile_rule(q: float) -> str:
+    return (f"**{curve_name(q)}** (Lourie et al. 2024): the score the best of n draws (with replacement, from the "
+            f"N observed) reaches with probability {1 - q:g}, the empirical quantile F^-1(p) = min{{v : F(v) >= p}} "
+            f"at p = {q:g}^(1/n) (1 - (1 - {q:g})^(1/n) for the worst of n when lower is better); a step curve, "
+            "always one of the observed scores. The shading is the 25% to 75% quantiles of the best of n; the "
+            "bands and budgets are this curve's.")
+
+
+def band_rule(options: Options, bounds: tuple[float, float] | None) -> str:
+    what = "expected best of n" if options.q is None else curve_name(options.q).lower()
+    return (f"**{options.confidence:.0%} simultaneous confidence band** (opda, method `{options.band_method}`) "
+            f"of the {what}: a band "
+            "for the CDF of the score distribution holding with that probability, pushed through the map from "
+            f"CDF to {what}; it holds for every n at once (past N too), assuming only that the "
+            f"scores lie within [{bounds[0]:g}, {bounds[1]:g}] and the trials are independent draws"
+            + ("." if options.q is None else "; infinite where the data cannot bound it."))
+
+
+def difference_rule(confidence: float, method: str) -> str:
+    return (f"**Difference of two curves** (`analysis/compare.py`): each group's simultaneous band at level "
+            f"sqrt({confidence:g}) = {confidence ** 0.5:.4f} (opda, `{method}`), so that both hold with probability "
+            f"at least {confidence:.0%} (the groups' trials are independent); where both hold, curve(A) - curve(B) "
+            "lies between low(A) - high(B) and high(A) - low(B) at every n at once. A group leads where that band "
+            "excludes zero; the first crossover lies between the first n whose band allows the group behind at "
+            "n = 1 ahead and the first n whose band puts it ahead. With tens of trials per group the band is wide "
+            "past small n: the mean of the best of n depends on mass above every score seen, which the data "
+            "cannot rule out (the median's band is tighter; more trials narrow both).")
+
+
+def cost_rows(curves: list[Curve], budgets: pd.DataFrame, maximize: bool) -> list[str]:
+    """Per group: the expected best within round wall-clock times, and when it reaches each target."""
+    seconds = curves[0].cost.seconds
+    shown = [s for s in round_time_ticks(seconds[0], seconds[-1], most=5).values()]
+    header = ["group"] + [f"{human_duration(t)}" for t in shown] + ["targets"]
+    out = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for c in curves:
+        drawn = drawn_from(c.cost) & np.isfinite(c.cost.mean)
+        cells = []
+        for t in shown:
+            at = np.searchsorted(c.cost.seconds, t, side="right") - 1
+            cells.append(f"{c.cost.mean[at]:.4f}" if at >= 0 and drawn[at] else "-")
+        reached = []
+        for target in sorted(set(budgets.target)) if not budgets.empty else []:
+            hits = np.flatnonzero(drawn & ((c.cost.mean >= target) if maximize else (c.cost.mean <= target)))
+            reached.append(f"{target:g} at {human_duration(c.cost.seconds[hits[0]])}" if hits.size
+                           else f"{target:g} not within its trials' time")
+        out.append(f"| {c.name} | " + " | ".join(cells) + f" | {'; '.join(reached) or '-'} |")
+    return out
+
+
+def _fmt(value) -> str:
+    return "-" if value is None or pd.isna(value) else f"{value:.4f}"
+
+
+def _scores(curves: list[Curve], options: Options, shown: list[int]) -> list[str]:
+    """Eq. 8 (or the quantile curve) at round budgets and at each N, its twin in brackets; adaptive
+    searches tabled as the best so far."""
+    title = ("Expected best score by budget (Eq. 8; unbiased in brackets)" if options.q is None
+             else f"{curve_name(options.q)} by budget (Eq. 8 in brackets)")
+    header = ["group", "N", "mean time"] + [f"n={n}" for n in shown] + ["best observed"]
+    out = [f"## {title}", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for c in curves:
+        beside = c.unbiased if options.q is None else c.mean
+        cells = [("-" if n > c.drawn.size else f"{c.drawn[n - 1]:.4f} (best so far)" if c.strategy
+                  else f"{c.drawn[n - 1]:.4f} [{beside[n - 1]:.4f}]" if n <= c.scores.size else "-") for n in shown]
+        best = c.scores.max() if options.maximize else c.scores.min()
+        out.append(f"| {c.name} | {c.scores.size} | {human_duration(c.mean_duration)} | " + " | ".join(cells)
+                   + f" | {best:.4f} |")
+    return out
+
+
+def _budget_rows(budgets: pd.DataFrame) -> list[str]:
+    """Trials (exact and at 3 decimals), time and forecast trials to reach each target."""
+    def trials(v) -> str:
+        return "not within N" if v is None or pd.isna(v) else str(int(v))
+
+    out = ["", "## Budget to reach each target", "",
+           "| group | target | where it comes from | trials | trials (3 decimals) | time | forecast trials |",
+           "|---|---|---|---|---|---|---|"]
+    for r in budgets.itertuples():
+        forecast = "" if r.forecast_trials is None or pd.isna(r.forecast_trials) else str(int(r.forecast_trials))
+        out.append(f"| {r.group} | {r.target:g} | {r.source or '-'} | {trials(r.trials)} | "
+                   f"{trials(r.trials_rounded_3dp)} | {human_duration(r.seconds)} | {forecast or '-'} |")
+    return out
+
+
+def _selected_rows(tested: list[Curve], shown: list[int]) -> list[str]:
+    """The winner's curse: the selected trial's expected test score and Eq. 8 of validation minus it."""
+    shown = [n for n in shown if n <= max(c.scores.size for c in tested)]
+    out = ["", "## Test score of the trial validation picks (the winner's curse)", "",
+           "Each cell: the expected test score of the selected trial, ± its SD, and in brackets Eq. 8 of the "
+           "validation scores minus it.", "",
+           "| group | " + " | ".join(f"n={n}" for n in shown) + " |", "|---" * (len(shown) + 1) + "|"]
+    for c in tested:
+        cells = [f"{c.selected[0][n - 1]:.4f} ± {c.selected[1][n - 1]:.4f} [{c.mean[n - 1] - c.selected[0][n - 1]:+.4f}]"
+                 if n <= c.scores.size else "-" for n in shown]
+        out.append(f"| {c.name} | " + " | ".join(cells) + " |")
+    return out
+
+
+def _adaptive_lines(adaptive: list[Curve]) -> list[str]:
+    """Why Eq. 8 is not applied to adaptive searches, and what is drawn instead."""
+    out = ["", "## Adaptive searches: Eq. 8 does not apply", ""]
+    out += [f"- {c.name}: {c.strategy}, {c.runs} run(s) of {c.drawn.size}+ trials; drawn and tabled as the best "
+            "score so far in trial order" + (" (the runs' mean, shaded ±1 SD across runs, up to the shortest run)"
+                                              if c.runs > 1 else "") for c in adaptive]
+    return out + ["", ADAPTIVE_RULE]
+
+
+def _forecast_rows(forecasts: list[Curve]) -> list[str]:
+    """Each group's fitted forecast at N and at the horizon, with its interval."""
+    horizon = forecasts[0].forecast.ns.size
+    out = ["", f"## Forecast to n = {horizon} ({forecasts[0].forecast.model})", "", f"**{VERDICT}**", "",
+           "| group | N | Eq. 8 at N | forecast at N | forecast at n = " + str(horizon)
+           + f" | {forecasts[0].forecast.level:.0%} interval | fitted |", "|---|---|---|---|---|---|---|"]
+    for c in forecasts:
+        f, n = c.forecast, c.scores.size
+        out.append(f"| {c.name} | {n} | {c.mean[-1]:.4f} | {f.mean[n - 1]:.4f} | {f.mean[-1]:.4f} | "
+                   f"[{_fmt(f.low[-1])}, {_fmt(f.high[-1])}] | {f.fitted} |")
+    return out
+
+
+def _rules(curves: list[Curve], options: Options, bounds: tuple[float, float] | None,
+           differences: list[Difference]) -> list[str]:
+    """How each number in the report is computed, one line per kind of number shown."""
+    out = ["", "## How each number is computed", "", f"- {EQ8}", f"- {SD}", f"- {UNBIASED}"]
+    if options.q is not None:
+        out.append(f"- {quantile_rule(options.q)}")
+    if options.confidence:
+        out.append(f"- {band_rule(options, bounds)}")
+        if options.band_method != "dkw" and any(np.unique(c.scores).size < c.scores.size for c in curves):
+            out.append(f"  Some scores are tied (a finite validation set): the `{options.band_method}` band's "
+                       "coverage is exact only for continuous scores; `--band-method dkw` holds regardless.")
+    if any(c.selected is not None for c in curves):
+        out.append(f"- {SELECTED_RULE}")
+    costly = [c for c in curves if c.cost is not None]
+    if costly:
+        out.append(f"- {COST_RULE} The simulation's standard error is at most "
+                   f"{max(c.cost.standard_error for c in costly):.2g}.")
+    if differences:
+        out.append(f"- {difference_rule(differences[0].confidence, options.band_method)}")
+    out.append(f"- **Budget to reach a target**: {RULE}")
+    forecasts = [c for c in curves if c.forecast is not None]
+    if forecasts:
+        out.append(f"- **Forecast**: {forecasts[0].forecast.rule()} Checked on the authors' published "
+                   "trials in docs/forecast_backtest.md.")
+    if any(c.durations is not None and np.ptp(c.durations) == 0 for c in curves):
+        out.append("- Every duration of a group is the same number: if these are placeholders, its time axis means nothing.")
+    return out
+
+
+def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: list[str], options: Options,
+          budgets: pd.DataFrame, changes: list[str], bounds: tuple[float, float] | None,
+          files: list[str], differences: list[Difference] = ()) -> str:
+    """The report text. ``columns`` says which column is which and why; ``files`` what was written."""
+    out = [f"# Expected validation performance: {source}", "",
+           f"Trials: {sum(c.scores.size for c in curves)} in {len(curves)} group(s). Score: {columns['metric']}. "
+           f"Groups: {columns['group']}. Training time: {columns['duration']}. Test score: {columns.get('test', 'none')}.",
+           ""]
+    out += [f"- note: {n}" for n in notes] + ([""] if notes else [])
+    shown = sorted({1, 5, 10} | {c.scores.size for c in curves})
+    out += _scores(curves, options, shown) + ([] if budgets.empty else _budget_rows(budgets))
+    out += ["", "## Where one group overtakes another", ""]
+    out += [f"- {line}" for line in changes] or ["- nowhere: one group leads at every shared budget"
+                                                 if len(curves) > 1 else "- one group only"]
+    if tested := [c for c in curves if c.selected is not None]:
+        out += _selected_rows(tested, shown)
+    if costly := [c for c in curves if c.cost is not None]:
+        out += ["", f"## Within a wall-clock budget (cost-aware, {costly[0].cost.workers} worker(s))", ""]
+        out += cost_rows(costly, budgets, options.maximize)
+    if adaptive := [c for c in curves if c.strategy is not None]:
+        out += _adaptive_lines(adaptive)
+    if differences:
+        out += ["", f"## Is one group better? ({differences[0].confidence:.0%} simultaneous band for the difference)", ""]
+        out += [f"- {sentence(d)}" for d in differences]
+    if forecasts := [c for c in curves if c.forecast is not None]:
+        out += _forecast_rows(forecasts)
+    out += _rules(curves, options, bounds, differences)
+    return "\n".join(out + ["", "Files: " + ", ".join(f"`{f}`" for f in files), ""])

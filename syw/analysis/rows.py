@@ -1,0 +1,113 @@
+"""Which rows of someone's trials count, and as what: finished, failed, or left out.
+
+A trial table may say how each trial ended in a ``status`` (or Optuna's ``state``) column, and a
+finished trial may still lack its score. The rules, the same for every input format:
+
+- a status is read case-insensitively: :data:`OK` names a finished trial (``ok``, ``COMPLETE``,
+  ``success``, ...), :data:`FAILED` one that crashed (``failed``, ``FAIL``, ``error``, ...); any
+  other value (``pruned``, ``running``, ...) is a trial that did not finish and is left out;
+- a finished trial whose score is empty, NaN or infinite (a diverged run) failed too;
+- failed trials are left out by default (``drop``), or count as the worst score their group
+  observed (``worst``): a crashed configuration is then a draw that gained nothing (section 3.1's
+  draws include every assignment tried). Either way the report counts them.
+
+A score that is text and not a number is an error, not a failed trial: it says the column is wrong.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from syw.core.errors import DataError
+
+OK = frozenset({"ok", "complete", "completed", "success", "succeeded", "successful", "finished", "done",
+                "terminated"})
+FAILED = frozenset({"failed", "fail", "failure", "error", "errored", "crashed", "diverged", "killed", "exception"})
+STATUS_COLUMNS = ("status", "state")
+POLICIES = ("drop", "worst")
+EMPTY = "trial(s) with an empty, NaN or infinite score"
+FAILED_RULE = {
+    "drop": "Failed trials (a failed status, or an empty, NaN or infinite score) are left out of every curve.",
+    "worst": "Failed trials (a failed status, or an empty, NaN or infinite score) count as the worst score their "
+             "group observed among its finished trials (`--failed worst`): a crashed assignment is a draw that "
+             "gained nothing.",
+}
+
+
+def status_column(frame: pd.DataFrame) -> str | None:
+    """The column saying how each trial ended: ``status`` or ``state`` (any case), else None."""
+    by_name = {str(c).lower(): c for c in frame.columns}
+    return next((by_name[name] for name in STATUS_COLUMNS if name in by_name), None)
+
+
+def finished(frame: pd.DataFrame) -> pd.Series:
+    """Per row: ``"ok"``, ``"failed"`` or the lower-case status of a trial that did not finish."""
+    column = status_column(frame)
+    if column is None:
+        return pd.Series("ok", index=frame.index)
+    raw = frame[column].astype(str).str.strip().str.lower()
+    raw = raw.where(frame[column].notna(), "ok")  # no status written: as a table without the column
+    return raw.map(lambda s: "ok" if s in OK else "failed" if s in FAILED else s)
+
+
+def _score(raw: pd.Series, column: str, source: str) -> pd.Series:
+    """Floats; empty cells and the texts ``nan``/``inf`` as NaN/inf; any other text is an error."""
+    values = pd.to_numeric(raw, errors="coerce").astype(float)
+    text = raw[values.isna() & raw.notna()]
+    for label, value in text.items():
+        try:
+            values[label] = float(str(value).strip() or "nan")
+        except ValueError:
+            raise DataError(f"{source}: {label}: column {column!r} holds {value!r}, not a finite number") from None
+    return values
+
+
+def settle(frame: pd.DataFrame, metric: str, group: str, *, policy: str = "drop", maximize: bool = True,
+           source: str = "trials") -> tuple[pd.DataFrame, list[str]]:
+    """The rows that make the curves (the module doc's rules) and the notes that count the rest.
+
+    ``group`` is the column naming each row's group; the result's ``metric`` column is float.
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"--failed must be one of {', '.join(POLICIES)}, got {policy!r}")
+    state = finished(frame)
+    values = _score(frame[metric], metric, source)
+    empty = (state == "ok") & ~np.isfinite(values.to_numpy())
+    state = state.mask(empty, "empty")
+    notes = []
+    others = state[~state.isin(["ok", "failed", "empty"])]
+    for value, count in others.value_counts().sort_index().items():
+        notes.append(f"{count} {value} trial(s) are left out (they did not finish)")
+    failed = state.isin(["failed", "empty"])
+    kept = frame[state.isin(["ok", "failed", "empty"])].assign(**{metric: values})
+    if failed.any():
+        column = status_column(frame)
+        kinds = pd.Series("empty", index=state.index[failed])
+        if column is not None:
+            kinds = kinds.mask(state[failed] == "failed", frame.loc[failed, column].astype(str).str.strip())
+        counts = kinds.value_counts()
+        counts = counts[sorted(counts.index, key=lambda k: (k == "empty", k.lower()))]  # statuses, then empty scores
+        described = "; ".join(f"{n} {EMPTY if k == 'empty' else k + ' trial(s)'}" for k, n in counts.items())
+        if policy == "drop":
+            notes += [f"{n} {EMPTY if k == 'empty' else k + ' trial(s)'} are left out" for k, n in counts.items()]
+            return kept[~failed[kept.index]], notes
+        kept = _as_worst(kept, failed[kept.index], metric, group, maximize, source)
+        notes.append(f"{int(failed.sum())} failed trial(s) ({described}) count as the worst score their group "
+                     "observed (--failed worst)")
+    return kept, notes
+
+
+def _as_worst(frame: pd.DataFrame, failed: pd.Series, metric: str, group: str, maximize: bool,
+              source: str) -> pd.DataFrame:
+    """``frame`` with each failed row's score replaced by its group's worst finished score."""
+    frame = frame.copy()
+    for name, part in frame.groupby(group, sort=False):
+        ok = part.loc[~failed[part.index], metric]
+        bad = part.index[failed[part.index].to_numpy()]
+        if bad.empty:
+            continue
+        if ok.empty:
+            raise DataError(f"{source}: group {name!r}: every trial failed, so none has a worst observed score "
+                            "(--failed worst); leave it out with --failed drop")
+        frame.loc[bad, metric] = ok.min() if maximize else ok.max()
+    return frame

@@ -1,0 +1,178 @@
+"""Configuration checks, all made before Ray starts: the study block and run settings, every family
+file (against the settings its training function declares), and that existing records were drawn
+with the same seed and search space."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from syw.core.errors import ConfigError
+from syw.core.records import iter_records
+from syw.core.settings import check_settings
+from syw.experiments.source import declared_settings, defined_in_source
+from syw.experiments.space import CONF_DIR, STRATEGIES, Family, load_family
+
+
+def study_file() -> str:
+    try:
+        return str(CONF_DIR / "study" / f"{HydraConfig.get().runtime.choices['study']}.yaml")
+    except Exception:  # not under Hydra (tests call the helpers directly)
+        return "<study config>"
+
+
+def _require(cfg: DictConfig, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    value = OmegaConf.select(cfg, key, default=None)
+    if value is None or isinstance(value, bool) and kind is not bool or not isinstance(value, kind):
+        raise ConfigError(where, key, f"missing or of the wrong type (got {value!r})")
+    return value
+
+
+def _check_family_trials(study: DictConfig, families: DictConfig, where: Path) -> None:
+    """``study.trials``, when given, maps some of the study's families to their own trial count."""
+    counts = study.get("trials")
+    if counts is None:
+        return
+    if not isinstance(counts, DictConfig):
+        raise ConfigError(where, "study.trials", "must map family names to trial counts, e.g. {ngram: 100}")
+    for name, count in counts.items():
+        if name not in families:
+            raise ConfigError(where, f"study.trials.{name}", f"not a family of this study (has: {', '.join(families)})")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ConfigError(where, f"study.trials.{name}", f"must be a positive whole number, got {count!r}")
+
+
+def validate(cfg: DictConfig) -> list[Family]:
+    """Check the study block, the run settings and every family file; return the families to run."""
+    where = study_file()
+    study = cfg.get("study")
+    if not isinstance(study, DictConfig):
+        raise ConfigError(where, "study", "missing: choose a study, e.g. study=sst5")
+    known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction", "reduced", "trials"}
+    unknown = set(study) - known
+    if unknown:
+        raise ConfigError(where, f"study.{sorted(unknown)[0]}", f"unknown key (allowed: {', '.join(sorted(known))})")
+    _require(cfg, "study.name", str, where)
+    _require(cfg, "study.metric", str, where)
+    _require(cfg, "study.dataset", DictConfig, where)
+    families = _require(cfg, "study.families", DictConfig, where)
+    if not families:
+        raise ConfigError(where, "study.families", "a study needs at least one family")
+    if cfg.study.get("direction") not in ("max", "min"):
+        raise ConfigError(where, "study.direction", f"must be max or min, got {cfg.study.get('direction')!r}")
+    check_run_settings(cfg, where)
+    _check_family_trials(study, families, where)
+    if cfg.family is not None and cfg.family not in families:
+        raise ConfigError(where, "family", f"unknown family {cfg.family!r} in study {cfg.study.name} (has: {', '.join(families)})")
+    names = [cfg.family] if cfg.family is not None else list(families)
+    dirs = [Path(d) for d in cfg.paths.get("family_dirs") or []]
+    out = []
+    for name in names:
+        try:
+            out.append(load_family(str(families[name]), name=name, dirs=dirs))
+        except ConfigError as err:
+            if err.key == "family":  # the study names a file that does not exist
+                raise ConfigError(where, f"study.families.{name}", err.problem) from None
+            raise
+    return out
+
+
+def _number(cfg: DictConfig, key: str, where: str, *, integer: bool = False, low: float = 0, strict: bool = False) -> Any:
+    value = OmegaConf.select(cfg, key, default=None)
+    kind = int if integer else (int, float)
+    if not isinstance(value, kind) or isinstance(value, bool) or value < low or (strict and value == low):
+        what = "an integer" if integer else "a number"
+        raise ConfigError(where, key, f"must be {what} {'>' if strict else '>='} {low:g}, got {value!r}")
+    return value
+
+
+def check_run_settings(cfg: DictConfig, where: str) -> None:
+    """The top-level settings of conf/config.yaml as overridden: trials, seed, resources, ray, paths, flags."""
+    _number(cfg, "trials", where, integer=True, low=1)
+    _number(cfg, "seed", where, integer=True)  # numpy's seed sequences take non-negative integers
+    _number(cfg, "resources.cpus_per_trial", where, strict=True)
+    if OmegaConf.select(cfg, "resources.gpus_per_trial") != "auto":
+        gpus = _number(cfg, "resources.gpus_per_trial", where)
+        if gpus > 1 and gpus != int(gpus):  # Ray shares one GPU between trials or gives whole ones
+            raise ConfigError(where, "resources.gpus_per_trial", f"must be auto, a fraction up to 1 or a whole number, got {gpus!r}")
+    _number(cfg, "ray.verbose", where, integer=True)
+    address = OmegaConf.select(cfg, "ray.address", default=None)
+    if address is not None and not isinstance(address, str):
+        raise ConfigError(where, "ray.address", f"must be null, local, auto or host:port, got {address!r}")
+    strategy = cfg.get("strategy")
+    if strategy is not None and strategy not in STRATEGIES:
+        raise ConfigError(where, "strategy", f"must be null or one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    _number(cfg, "tuner.seed", where, integer=True)
+    _number(cfg, "tuner.concurrency", where, integer=True, low=1)
+    _number(cfg, "tuner.startup_trials", where, integer=True, low=1)  # a GP needs a trial to fit
+    only = cfg.get("only")
+    if only is not None and not _trial_indices(only):
+        raise ConfigError(where, "only", f"must be null or a list of distinct trial indices >= 0, e.g. [3, 7], got {only!r}")
+    for flag in ("dry_run", "retry_failed"):
+        if not isinstance(cfg.get(flag), bool):
+            raise ConfigError(where, flag, f"must be true or false, got {cfg.get(flag)!r}")
+    for key in ("data_dir", "cache_dir", "results_dir"):
+        value = OmegaConf.select(cfg, f"paths.{key}", default=None)
+        if not isinstance(value, str) or not value:
+            raise ConfigError(where, f"paths.{key}", f"must be a folder path, got {value!r}")
+        if Path(value).exists() and not Path(value).is_dir():
+            raise ConfigError(where, f"paths.{key}", f"{value} is a file, not a folder")
+    dirs = OmegaConf.select(cfg, "paths.family_dirs", default=None)
+    if not OmegaConf.is_list(dirs) and dirs is not None:
+        raise ConfigError(where, "paths.family_dirs", f"must be a list of folders, got {dirs!r}")
+    for folder in dirs or []:
+        if not Path(str(folder)).is_dir():
+            raise ConfigError(where, "paths.family_dirs", f"{folder} is not a folder")
+
+
+def _trial_indices(value: Any) -> bool:
+    """Whether ``value`` is a non-empty list of distinct non-negative integers."""
+    items = list(value) if OmegaConf.is_list(value) or isinstance(value, list) else []
+    return bool(items) and len(set(items)) == len(items) and all(
+        isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in items)
+
+
+def check_records_match(family: Family, seed: int, path: Path) -> None:
+    """Refuse to add trials to a records file whose trials were drawn otherwise (another seed, an
+    edited search space): resuming only runs the missing indices, so it would mix two searches.
+    Settings a record does not have are not compared (a fixed setting added to a family later,
+    whose default keeps what the older records ran)."""
+    for record in iter_records(path):
+        if record.get("params") is None:  # a crashed worker's record carries no assignment
+            continue
+        drawn = json.loads(json.dumps(family.params(seed, int(record["trial"])), default=str))
+        differ = ", ".join(f"{key}={value!r} there, {drawn.get(key)!r} now"
+                           for key, value in sorted(record["params"].items()) if drawn.get(key) != value)
+        if differ:
+            raise ConfigError(path, f"trial {record['trial']}", f"was run with seed {record.get('seed')} and "
+                              f"{record.get('family_file')}; this run (seed {seed}, {family.file.name}) draws other "
+                              f"hyperparameters ({differ}). Give this run its own paths.results_dir, or delete "
+                              "the file to start over")
+
+
+def check_family_code(family: Family) -> None:
+    """Check that a family's training function exists and that the family file fits the ``SETTINGS``
+    its module declares (:func:`syw.experiments.source.declared_settings`). A dry run checks it too: every family's model is in
+    the suite, so a ``_target_`` that cannot be imported is a typo, found before any trial."""
+    from hydra.utils import get_method
+
+    if not defined_in_source(family.train_target):
+        try:
+            get_method(family.train_target)
+        except Exception:
+            module, _, name = family.train_target.rpartition(".")
+            try:
+                why = f"{module} has no {name!r}" if importlib.util.find_spec(module) else f"there is no module {module}"
+            except (ImportError, ValueError):
+                why = f"there is no module {module}"
+            raise ConfigError(family.file, "train._target_", f"{family.train_target} cannot be imported: {why} "
+                              f"(family {family.name!r})") from None
+    declared = declared_settings(family.train_target)
+    if not isinstance(declared, dict):
+        raise ConfigError(family.file, "train._target_", f"the module of {family.train_target} declares no SETTINGS "
+                          "(the settings its training function reads; see syw/core/settings.py)")
+    check_settings(family, declared)

@@ -1,0 +1,105 @@
+"""Trials of several families in one Ray Tune run: each starts as soon as a slot is free.
+
+Run family by family, every family's last trials leave slots idle until its slowest one ends (on
+the 2-core machine, one core for most of a trial); in one run, the next family's first trials fill
+them. Jobs start in list order, so the families still start in the study's order. Random search
+(:mod:`syw.experiments.run`) and seed reruns (:mod:`syw.experiments.reseed`) run this way; an adaptive
+tuner suggests one family's trials from its own results and runs alone.
+"""
+from __future__ import annotations
+
+import getpass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from syw.core.paths import REPO
+from syw.experiments.progress import Progress, data_stopper
+from syw.experiments.space import Family
+from syw.experiments.trial import now, run_trial
+from syw.experiments.tuner import Assigned
+
+
+@dataclass(frozen=True)
+class Job:
+    """One trial to run: ``trial`` of ``family``, on the family's seeded draw, or on ``params``
+    trained under ``run_name`` (a rerun); ``fields`` go into its record beside the trial's own."""
+
+    family: str
+    trial: int
+    params: dict[str, Any] | None = None
+    run_name: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+def slots(resources: dict[str, float]) -> int:
+    """How many trials of ``resources`` the Ray cluster runs at once (its CPUs, and GPUs when a trial takes some)."""
+    import ray
+
+    total = ray.cluster_resources()
+    count = total.get("CPU", 1) // resources["cpu"]
+    if resources.get("gpu"):
+        count = min(count, total.get("GPU", 0) // resources["gpu"])
+    return max(1, int(count))
+
+
+def record_base(cfg: DictConfig, family: Family, command: str) -> dict[str, Any]:
+    """The fields every record of ``family`` in this run shares: study, family and its file, study seed,
+    metric and direction, the command and the user who ran it."""
+    where = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
+    return {"study": cfg.study.name, "family": family.name, "family_file": str(where), "seed": cfg.seed,
+            "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser()}
+
+
+def trial_kwargs(cfg: DictConfig, commit: str, command: str) -> dict[str, Any]:
+    """The keywords every trial of the study gets (:func:`syw.experiments.trial.run_trial`)."""
+    return dict(study=cfg.study.name, seed=cfg.seed, dataset=OmegaConf.to_container(cfg.study.dataset),
+                paths={"data_dir": cfg.paths.data_dir, "cache_dir": cfg.paths.cache_dir,
+                       "results_dir": str(Path(cfg.paths.results_dir).resolve())}, commit=commit, command=command)
+
+
+def run_job(config: dict, *, jobs: list[Job], families: dict[str, Family], **kwargs: Any) -> None:
+    """The Ray Tune trainable: :func:`run_trial` on job ``config["job"]`` (an index into ``jobs``)."""
+    job = jobs[config["job"]]
+    family = families[job.family]
+    if job.params is not None:
+        family = Assigned.of(family, job.run_name or family.name, job.params)
+    run_trial({"trial_index": job.trial}, family=family, **kwargs)
+
+
+def jobs_callback(jobs: list[Job], progresses: dict[str, Progress]):
+    """A Tune callback handing each finished job's record, with the job's fields, to its family's progress."""
+    from ray.tune import Callback
+
+    class JobsCallback(Callback):
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            if "record" in result:
+                job = jobs[trial.config["job"]]
+                progresses[job.family].finish({**result["record"], **job.fields})
+
+        def on_trial_error(self, iteration, trials, trial, **info):  # a crashed worker (the trainable never raises)
+            job = jobs[trial.config["job"]]
+            progresses[job.family].finish({
+                "trial": job.trial, "params": None, "status": "failed", "value": None,
+                "error": f"worker crashed: {trial.error_file or 'no error file'}", "duration_seconds": 0.0,
+                "started_at": None, "ended_at": now(), **job.fields})
+
+    return JobsCallback()
+
+
+def fit_jobs(cfg: DictConfig, name: str, jobs: list[Job], families: dict[str, Family], progresses: dict[str, Progress],
+             resources: dict[str, float], kwargs: dict[str, Any]) -> None:
+    """Run ``jobs`` in one Tune run named ``name``, in list order as slots free; a data problem stops them all."""
+    from ray import tune
+
+    tune.Tuner(
+        tune.with_resources(tune.with_parameters(run_job, jobs=jobs, families=families, **kwargs), resources),
+        param_space={"job": tune.grid_search(list(range(len(jobs))))},
+        tune_config=tune.TuneConfig(reuse_actors=True),
+        run_config=tune.RunConfig(
+            name=name, storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"), verbose=int(cfg.ray.verbose),
+            callbacks=[jobs_callback(jobs, progresses)], stop=data_stopper(list(progresses.values())),
+            failure_config=tune.FailureConfig(max_failures=0)),
+    ).fit()

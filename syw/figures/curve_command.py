@@ -1,0 +1,255 @@
+"""``syw curve TRIALS``: expected validation performance (Dodge et al. 2019) of anyone's hyperparameter search.
+
+``syw curve TRIALS`` (also ``python -m syw.figures.curve_command TRIALS``) reads the trials, picks the group,
+score and training-time columns, and writes the expected-max table (CSV), a figure (PNG + PDF) and
+a Markdown report saying how each number is computed. Bad input is one ``error:`` line naming the
+file (and line, column or key) with exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from syw.analysis.bands import curve_name, parse_statistic, statistic_name
+from syw.analysis.compare import difference_table
+from syw.analysis.curves import Options, band_bounds, budgets, build, comparisons, cost_table, leader_changes, table
+from syw.analysis.forecast import MODELS, VERDICT
+from syw.analysis.prepare import check_targets, prepare
+from syw.analysis.report import build as report
+from syw.analysis.rows import POLICIES
+from syw.core.entry import check_writable, naming, positive_int, run_main
+
+DESCRIPTION = """\
+The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,
+"Show Your Work") for each model family in TRIALS. Writes, in --out: expected_max.csv (Eq. 8, its
+SD, the unbiased estimate per group and n), curve.png and curve.pdf (every group's curve, the
++-1 SD shading clipped to the observed scores, optional bands, targets, forecast) and report.md
+(budgets to reach the targets, crossovers, and how each number is computed). Bad input is one
+'error:' line naming the file and line, column or key, exit status 2."""
+
+EPILOG = """\
+inputs:
+  a .csv, .tsv or .jsonl file, one trial a row (JSONL: nested keys become a.b columns), e.g. this
+    suite's records, allentune's results.jsonl, the authors' camera-ready TSVs;
+  a Ray Tune experiment folder (Tuner.fit's storage_path/name: a folder per trial with result.json
+    and params.json); each trial counts with its best reported score (--pick last: its last);
+    its hyperparameters are config.* columns;
+  an Optuna study: its storage URL (sqlite:///study.db) and --study NAME (needs: pip install
+    'show-your-work[optuna]'); columns value, params.*, user_attrs.*, duration_seconds.
+
+columns (when not given): the score is a column named value, else the one numeric column named
+like a validation score (val/valid/dev + acc/accuracy/f1/em/score..., best_ first); the groups are
+the text column named like a model family (family, group, model, architecture, embedding, ...),
+else one curve; the training time is the column named like duration/time_total_s/runtime, else
+none. When the choice is not obvious, the error lists the candidates.
+
+examples:
+  syw curve trials.csv
+  syw curve ~/ray_results/my_exp --target 0.9 --x time
+  syw curve sqlite:///study.db --study tuning --bands --forecast 100
+  syw curve sst5_cnn_lr_search.tsv --target "0.395=the paper's example" --out fig1/
+"""
+
+
+def _target(text: str) -> tuple[float, str]:
+    value, _, note = text.partition("=")
+    try:
+        return float(value), note.strip()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a target: use a number, e.g. 0.9 or 0.9=why") from None
+
+
+def _statistic(text: str):
+    try:
+        return parse_statistic(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not a level: it must be between 0 and 1")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="syw", description="Expected validation performance (Dodge et al. 2019) "
+                                  "of anyone's hyperparameter search. syw curve --help for more.")
+    sub = top.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("curve", help="expected-max curves, figure and report of a search's trials",
+                       description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trials", nargs="+", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna "
+                   "storage (sqlite:///x.db or x.db); several: one figure (a curve per source, or per group)")
+    what = p.add_argument_group("what to read")
+    what.add_argument("--study", action="append", help="the Optuna study's name (needed when the storage holds "
+                      "several); repeatable: each study is read")
+    what.add_argument("--group", help="column naming each trial's model family; 'none': one curve of all trials; "
+                      "'strategy': one curve per search strategy (random, TPE, ...), the sources its runs")
+    what.add_argument("--metric", help="column holding the validation score")
+    what.add_argument("--duration", help="column of training seconds per trial; 'none': no time")
+    what.add_argument("--test", help="column of each trial's test score (of its selected epoch), for the test score "
+                      "of the trial validation picks; default: the one named like test_<score>; 'none': none")
+    what.add_argument("--direction", choices=("max", "min"),
+                      help="max: higher is better (default; an Optuna study's own direction when it has one)")
+    what.add_argument("--pick", choices=("best", "last"), default="best",
+                      help="Ray Tune: each trial's best (default) or last reported score")
+    what.add_argument("--failed", choices=POLICIES, default="drop",
+                      help="failed trials (a failed status; an empty, NaN or infinite score): left out (drop, "
+                           "default) or counted as their group's worst observed score (worst); the report counts them")
+    draw = p.add_argument_group("what to draw and compute")
+    draw.add_argument("--statistic", type=_statistic, default=None, metavar="mean|median|q=Q",
+                      help="the curve: mean (Eq. 8, default), median or another quantile of the best of n "
+                           "(Lourie et al. 2024), each with its bands")
+    draw.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                      help="the difference of group A's curve and B's with its simultaneous band (a figure and "
+                           "table; done for every pair in the report, and drawn whenever there are two groups)")
+    draw.add_argument("--x", choices=("trials", "time", "cost"), default="trials",
+                      help="x axis: trials; training time as the paper draws it (n x the group's mean duration); "
+                           "or cost: the expected best within a wall-clock budget, each trial taking its own time "
+                           "(simulated; see the report)")
+    draw.add_argument("--workers", type=positive_int, default=1,
+                      help="--x cost: trials run this many at a time (default 1: one after another)")
+    draw.add_argument("--log-x", action="store_true", help="logarithmic x axis")
+    draw.add_argument("--no-sd", dest="sd", action="store_false", help="leave out the ±1 SD shading")
+    draw.add_argument("--bands", action="store_true", help="draw simultaneous confidence bands (opda)")
+    draw.add_argument("--confidence", type=_fraction, default=0.95, help="the bands' level (default 0.95)")
+    draw.add_argument("--bounds", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                      help="the score's possible range, which the bands need (default 0 1 when scores lie there)")
+    draw.add_argument("--band-method", default="ks", choices=("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
+                      help="opda's CDF band (default ks)")
+    draw.add_argument("--target", type=_target, action="append", default=[], metavar="VALUE[=WHY]",
+                      help="a score to reach, with where it comes from; repeatable. The report gives each "
+                           "group's budget to reach it, the figure a line")
+    draw.add_argument("--forecast", type=positive_int, metavar="N", help="forecast the expected max up to n = N past "
+                      "the trials there are (read docs/forecast_backtest.md first: not recommended)")
+    draw.add_argument("--forecast-model", choices=MODELS, default="quadratic", help="default: quadratic (opda)")
+    draw.add_argument("--forecast-level", type=_fraction, default=0.9, help="the forecast interval's level")
+    draw.add_argument("--forecast-resamples", type=int, default=100, help="bootstrap refits for the interval")
+    out = p.add_argument_group("output")
+    out.add_argument("--out", type=Path, help="folder for expected_max.csv, curve.png, curve.pdf, report.md "
+                     "(default: <trials>_syw/ beside the trials; for a storage URL, <study>_syw/ here)")
+    out.add_argument("--title", help="the figure's title (default: the source's name)")
+    out.add_argument("--ylabel", help="the y axis label (default: Expected best of n: <score column>)")
+    return top
+
+
+def _check(args: argparse.Namespace, prepared) -> None:
+    """Options that contradict each other or the trials, refused before anything is computed."""
+    check_targets(args.target, prepared)
+    if args.x == "cost" and args.statistic is not None:
+        raise ValueError(f"{prepared.source}: --x cost draws the mean best within a time; leave out --statistic "
+                         f"{statistic_name(args.statistic)} or --x cost")
+    if args.forecast and args.statistic is not None:
+        raise ValueError(f"{prepared.source}: --forecast forecasts the mean (Eq. 8); leave out --statistic "
+                         f"{statistic_name(args.statistic)} or --forecast")
+    if args.x in ("time", "cost") and any(g.durations is None for g in prepared.groups):
+        why = next((n for n in prepared.notes if "training time" in n), None)
+        raise ValueError(f"{prepared.source}: --x {args.x} needs a training-time column"
+                         f"{' (' + why + ')' if why else ''}; pass --duration COLUMN")
+
+
+def _options(args: argparse.Namespace, maximize: bool) -> Options:
+    return Options(maximize=maximize, q=args.statistic, confidence=args.confidence if args.bands else None,
+                   bounds=tuple(args.bounds) if args.bounds else None, band_method=args.band_method,
+                   forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
+                   forecast_resamples=args.forecast_resamples, workers=args.workers if args.x == "cost" else None)
+
+
+def _folder(args: argparse.Namespace, name: str) -> Path:
+    """``--out``, else ``<trials>_syw`` beside one trial file or folder, else ``<name>_syw`` here."""
+    where = Path(args.trials[0])
+    folder = args.out or (Path(f"{name}_syw") if "://" in args.trials[0] or len(args.trials) > 1
+                          else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
+    check_writable(folder, "curves")
+    return folder
+
+
+def _tables(curves: list, diffs: list, options: Options, folder: Path, group_column: str) -> list[Path]:
+    """The curves (and the differences, the cost curves) as CSV; returns the files written."""
+    folder.mkdir(exist_ok=True)
+    written = [folder / "expected_max.csv"]
+    table(curves, group_column).to_csv(written[0], index=False, float_format="%.10g")
+    if diffs:
+        written.append(folder / "difference.csv")
+        difference_table(diffs).to_csv(written[-1], index=False, float_format="%.10g")
+    if options.workers:
+        written.append(folder / "cost_curve.csv")
+        cost_table(curves, group_column).to_csv(written[-1], index=False, float_format="%.10g")
+    return written
+
+
+def _figures(args: argparse.Namespace, prepared, curves: list, diffs: list, bounds, folder: Path,
+             cost: bool) -> list[Path]:
+    """The curve figure (or the cost figure) and, for two groups or ``--compare``, the difference figure."""
+    from syw.figures.curves import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
+
+    band_label = (f"dashed: {args.confidence:.0%} simultaneous confidence band (opda, {args.band_method}, "
+                  f"scores in [{bounds[0]:g}, {bounds[1]:g}])" if bounds else None)
+    forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
+                      "bootstrap interval (not recommended: see report)" if args.forecast else None)
+    if cost:
+        paths = draw_cost(curves, folder / "curve", title=args.title or prepared.name, ylabel=args.ylabel or
+                          f"Expected best by then: {prepared.metric}", sd=args.sd, targets=args.target,
+                          maximize=prepared.maximize)
+    else:
+        paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
+                            ylabel=args.ylabel or f"{curve_name(args.statistic)}: {prepared.metric}", x=args.x,
+                            log_x=args.log_x, sd=args.sd, targets=args.target, maximize=prepared.maximize,
+                            band_label=band_label, forecast_label=forecast_label)
+    if diffs and (args.compare or len(curves) == 2):
+        what = "expected best" if args.statistic is None else f"{statistic_name(args.statistic)} of the best"
+        paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
+                                 maximize=prepared.maximize)
+    return paths
+
+
+def curve(args: argparse.Namespace) -> int:
+    """``syw curve``: read the trials, check the options, compute, write the tables, figures and report."""
+    prepared = prepare(args.trials, studies=args.study, metric=args.metric, group=args.group, duration=args.duration,
+                       given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test)
+    _check(args, prepared)
+    maximize, notes, options = prepared.maximize, prepared.notes, _options(args, prepared.maximize)
+    bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
+    folder = _folder(args, prepared.name)
+    if args.forecast:
+        print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
+              file=sys.stderr, flush=True)
+    curves = build(prepared.groups, options, prepared.source)
+    reach = budgets(curves, args.target, maximize)
+    changes = leader_changes(curves, maximize)
+    diffs, diff_notes = comparisons(curves, options, prepared.source, tuple(args.compare) if args.compare else None)
+    notes += diff_notes
+    written = _tables(curves, diffs, options, folder, prepared.group_column)
+    from syw.figures.plot import drawable  # matplotlib only when drawing
+
+    notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
+              "(a font such as Noto Sans CJK would)" for name, label in drawable([g.name for g in prepared.groups])[0].items()
+              if label != name]
+    paths = _figures(args, prepared, curves, diffs, bounds, folder, cost=bool(options.workers))
+    files = list(map(str, written + paths)) + [str(folder / "report.md")]
+    text = report(curves, source=prepared.source, columns=prepared.columns, notes=notes, options=options, budgets=reach,
+                  changes=changes, bounds=bounds, files=files, differences=diffs)
+    (folder / "report.md").write_text(text)
+    for note in notes:
+        print(f"note: {prepared.source}: {note}", file=sys.stderr)
+    print(text.split("## How each number")[0].rstrip())
+    if args.forecast:
+        print(f"\nforecast: {VERDICT}", file=sys.stderr)
+    print("\nwrote " + "\n      ".join(files))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    with naming(args.trials[0]):
+        return curve(args)
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

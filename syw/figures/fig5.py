@@ -1,0 +1,284 @@
+"""Figure 5 and its budgets: case study 5, Melis, Dyer and Blunsom (2018) through Show Your Work's lens.
+
+Panel (a): each cell's expected best validation perplexity of n random-search trials against n (Eq. 8
+with direction min: the expected minimum of n i.i.d. draws), shaded ±1 SD (section 3.3); beside a
+cell with GP-tuner runs (``results/<study>/gp/<family>.tuner_seed<k>.jsonl``) the runs' mean
+best-so-far in trial order, shaded ±1 SD across the runs: adaptive trials are no i.i.d. draws, so Eq. 8
+is never applied to them (``syw.analysis.adaptive``). Panel (b): the random-search curves against training
+time, n times the cell's mean duration (the convention of the paper's Figs. 2 and 4).
+:func:`write_budgets` writes the numbers of the same records to ``budgets_fig5.md``.
+"""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from syw.analysis import time_axis
+from syw.analysis.adaptive import BestSoFar, reaches_random, trials_saved, tuner_progress
+from syw.analysis.compare import leaders_by_n
+from syw.core.paths import REPO
+from syw.core.units import count, human_duration, score, spans, stretches_text
+from syw.experiments.space import load_family, study_config
+from syw.experiments.tuner import GP
+from syw.figures.plot import CEILING, PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
+from syw.figures.sources import Group, study_rows, study_with_records
+
+STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
+STUDIES = (STUDY, REDUCED)
+BUDGETS = (1, 5, 10)  # the budgets the table gives, besides each cell's N
+TITLE_WIDTH = 100  # characters of a title line that fit over both panels at its 9-point font
+GP_LABEL = "shading of the GP tuner: ±1 SD across its runs, clipped to their observed values"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One family of the study: its ok random-search trials and, where it has them, its GP-tuner runs."""
+
+    group: Group
+    trials: np.ndarray  # each ok trial's index, in the order of group.scores
+    failed: int
+    tuner: BestSoFar | None  # mean best-so-far over the GP runs (lower is better)
+    tuner_values: np.ndarray | None  # every finished GP trial's value, for clipping its shading
+
+    def curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """n = 1..N, the expected minimum of n trials (Eq. 8, direction min) and its SD."""
+        return self.group.curve(maximize=False)
+
+
+def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
+    """``study`` (default: ``ptb_melis`` when it has records, else ``ptb_melis_reduced``) and its cells, in the study file's order."""
+    study = study or study_with_records(results, STUDY, REDUCED)
+    families = study_config(study)["families"]
+    parts, failed = study_rows(study, results)
+    out = []
+    for name, part in parts.items():
+        group = Group(name, load_family(families[name], name=name).label, part["value"].to_numpy(float),
+                      part["duration_seconds"].to_numpy(float))
+        tuner = tuner_progress(results / study, name, GP)
+        out.append(Cell(group, part["trial"].to_numpy(int), failed.get(name, 0), *(tuner or (None, None))))
+    return study, out
+
+
+def counts(cells_: list[Cell]) -> str:
+    """The trial counts the title and caption give."""
+    text = "random search: " + ", ".join(f"{c.group.family} N = {c.group.scores.size}" for c in cells_)
+    tuned = [f"{c.group.family} {count(c.tuner.runs, 'run')} of {', '.join(map(str, c.tuner.lengths))} trials"
+             for c in cells_ if c.tuner]
+    return text + ("; GP tuner: " + "; ".join(tuned) if tuned else "; no GP-tuner runs")
+
+
+def title(study: str, cells_: list[Cell]) -> str:
+    """The study, its trial counts and its ``reduced`` line, wrapped to fit over both panels."""
+    lines = [f"Penn Treebank: Figure 5 (Melis et al. 2018, case study 5) from our records ({study})",
+             *textwrap.wrap(counts(cells_), TITLE_WIDTH)]
+    reduced = study_config(study).get("reduced")
+    return "\n".join(lines + (textwrap.wrap(reduced, TITLE_WIDTH) if reduced else []))
+
+
+def styles(cells_: list[Cell]) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """A colour per cell (a budget variant such as ``lstm_24m`` dashed in its cell's colour) and per GP curve."""
+    bases = colours(list(dict.fromkeys(c.group.family.split("_")[0] for c in cells_)))
+    own = {c.group.family: (bases[c.group.family.split("_")[0]][0], "-" if "_" not in c.group.family else "--")
+           for c in cells_}
+    free = [p for p in PALETTE if p not in {colour for colour, _ in own.values()}]
+    return own, {c.group.family: free[k % len(free)] for k, c in enumerate(c for c in cells_ if c.tuner)}
+
+
+def _panel(ax, cells_: list[Cell], own: dict, x: str, limit: float) -> tuple[list, list, list]:
+    """Each cell's Eq. 8 curve with its clipped ±1 SD shading where the curve is at most ``limit`` (:func:`ceiling`;
+    above it the curve is named, not drawn to scale); the x values drawn and the shading's edges."""
+    ends, lows, highs = [], [], []
+    for c in cells_:
+        ns, mean, sd = c.curve()
+        xs = ns if x == "trials" else time_axis(ns.size, c.group.mean_duration)
+        colour, line = own[c.group.family]
+        ax.plot(xs, mean, color=colour, ls=line, lw=1.8, label=f"{c.group.label} (N = {ns.size})" if x == "trials" else None)
+        low, high = shade_sd(ax, xs, mean, sd, c.group.scores, colour, where=mean <= limit)
+        ends.append(xs)
+        lows.append(low)
+        highs.append(high)
+    return ends, lows, highs
+
+
+def _tuner(ax, c: Cell, colour: str) -> tuple[np.ndarray, np.ndarray]:
+    """The GP runs' mean best-so-far as steps with ±1 SD across runs; the shading's edges."""
+    t, values = c.tuner, c.tuner_values
+    ax.plot(t.budgets, t.mean, color=colour, lw=1.6, ls="-.", drawstyle="steps-post",
+            label=f"{c.group.label.split(' (')[0]}, GP tuner: best-so-far, mean of {count(t.runs, 'run')} (not Eq. 8)")
+    low, high = np.clip(t.mean - t.sd, values.min(), None), np.clip(t.mean + t.sd, None, values.max())
+    ax.fill_between(t.budgets, low, high, color=colour, alpha=0.12, lw=0, step="post")
+    return np.fmin(low, t.mean), np.fmax(high, t.mean)
+
+
+def curves(cells_: list[Cell], tuner: bool = True) -> list[tuple[str, np.ndarray]]:
+    """Each curve drawn, named: the cells' Eq. 8 curves and (with ``tuner``, panel (a)) the GP runs' mean best-so-far."""
+    return [(c.group.family, c.curve()[1]) for c in cells_] + [
+        (f"{c.group.family}, GP tuner", c.tuner.mean) for c in cells_ if c.tuner and tuner]
+
+
+def ceiling(cells_: list[Cell]) -> float:
+    """The most the y axis reaches: ``CEILING`` times the lowest point of any curve. Eq. 8 is a mean over a cell's
+    trials in which a diverged one (a perplexity of 1e34, say) weighs at every n; drawn to scale, its curve
+    would flatten every other, so a curve above the ceiling is named at the axes' top edge instead."""
+    return CEILING * float(np.nanmin(np.concatenate([values for _, values in curves(cells_)])))
+
+
+def off_scale(cells_: list[Cell], limit: float, tuner: bool = True) -> list[tuple[str, str, float, float]]:
+    """Each curve with points above ``limit`` (:func:`ceiling`): its name, the n where it is above, its highest and
+    lowest point there."""
+    out = []
+    for name, values in curves(cells_, tuner):
+        above = np.flatnonzero(values > limit)
+        if above.size:
+            out.append((name, spans((above + 1).tolist()), float(values[above].max()), float(values[above].min())))
+    return out
+
+
+def _fit(ax, cells_: list[Cell], edges: tuple[list, list], colours: dict[str, str], limit: float, tuner: bool) -> None:
+    """y limits over what is drawn up to ``limit`` (:func:`ceiling`); each curve above it named in its colour at the top edge."""
+    lows, highs = edges
+    drawn = np.concatenate(highs + [values for _, values in curves(cells_, tuner)])
+    fit_y(ax, float(np.nanmin(np.concatenate(lows))), float(np.nanmax(drawn[drawn <= limit])), [])
+    for k, (name, where, high, low) in enumerate(off_scale(cells_, limit, tuner)):
+        ax.annotate(f"↑ {name} above the axis at n = {where} ({score(high)} to {score(low)})", xy=(0.99, 0.98 - 0.06 * k),
+                    xycoords="axes fraction", ha="right", va="top", fontsize=7, color=colours[name])
+
+
+def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
+    """``<out_stem>.png``, ``.pdf`` and ``_caption.md``: panel (a) against trials, (b) against training time."""
+    own, tuned = styles(cells_)
+    fig, (by_n, by_time) = plt.subplots(1, 2, figsize=(11, 5.2), layout="constrained")
+    limit = ceiling(cells_)
+    ends, lows, highs = _panel(by_n, cells_, own, "trials", limit)
+    for c in cells_:
+        if c.tuner:
+            low, high = _tuner(by_n, c, tuned[c.group.family])
+            ends.append(c.tuner.budgets)
+            lows.append(low)
+            highs.append(high)
+    colours = {c.group.family: own[c.group.family][0] for c in cells_} | {f"{k}, GP tuner": v for k, v in tuned.items()}
+    _fit(by_n, cells_, (lows, highs), colours, limit, tuner=True)
+    end_at_trials(by_n, ends)
+    if max(e[-1] for e in ends) > 50:
+        by_n.set_xscale("log")
+    else:
+        integer_ticks(by_n)
+    by_n.set_xlabel("Hyperparameter assignments (n)")
+    ends, lows, highs = _panel(by_time, cells_, own, "time", limit)
+    _fit(by_time, cells_, (lows, highs), colours, limit, tuner=False)
+    end_at_trials(by_time, ends)
+    by_time.set_xscale("log")
+    time_ticks(by_time)
+    by_time.set_xlabel("Training time (n trials × the cell's mean duration)")
+    for ax, tag in ((by_n, "(a)"), (by_time, "(b)")):
+        ax.set_ylabel("Expected best validation perplexity (lower is better)")
+        ax.set_title(f"{tag} random search: expected minimum of n trials (Eq. 8)", fontsize=8)
+        ax.grid(alpha=0.3, lw=0.5)
+    fig.suptitle(title(study, cells_), fontsize=9)
+    extra = [Swatch([own[c.group.family][0] for c in cells_], SD_LABEL)]
+    extra += [Swatch(list(tuned.values()), GP_LABEL, alpha=0.12)] if tuned else []
+    return finish(fig, by_n, out_stem, extra) + [caption(study, cells_, out_stem, limit)]
+
+
+def caption(study: str, cells_: list[Cell], out_stem: Path, limit: float) -> Path:
+    """``<out_stem>_caption.md``: the whole title and what each panel draws, in words; ``limit`` is the axes' :func:`ceiling`."""
+    first, *rest = title(study, cells_).splitlines()
+    reduced = study_config(study).get("reduced")
+    lines = [f"# {out_stem.name}", "", first, "", counts(cells_) + "."] + (["", reduced] if reduced else []) + ["",
+             "- Validation perplexity, lower is better: each random-search curve falls with n.",
+             "- (a) Curves: the expected best validation perplexity of n random-search trials (Eq. 8 with direction min, "
+             "the expected minimum of n i.i.d. draws) of " + ", ".join(f"{c.group.label} (N = {c.group.scores.size})"
+                                                                        for c in cells_) + ", up to N.",
+             "- (b) The same curves at n trials times the cell's mean training duration.",
+             f"- Shading, in each curve's colour: {SD_LABEL.removeprefix('shading: ')}; none where the curve is above the axis."]
+    for name, where, high, low in off_scale(cells_, limit):
+        lines.append(f"- Above the axis, which reaches at most {CEILING} times the lowest point of any curve "
+                     f"({score(limit)}): {name} at n = {where}, from {score(high)} to {score(low)}. Eq. 8 is a mean "
+                     "over a cell's trials in which a diverged trial weighs at every n; drawn to scale, it would flatten every other curve.")
+    for c in cells_:
+        if c.failed:
+            lines.append(f"- {c.group.family}: {c.failed} failed trial(s), not part of its curve.")
+        if c.tuner:
+            lines.append(f"- (a) Dash-dot steps, {c.group.family}: the GP tuner's best-so-far in trial order, the mean of "
+                         f"{count(c.tuner.runs, 'independent run')} up to n = {c.tuner.budgets.size} (the shortest run), shaded ±1 SD "
+                         "across the runs: an adaptive search's trials are no i.i.d. draws, so Eq. 8 is not applied to them.")
+    if not any(c.tuner for c in cells_):
+        lines.append(f"- No GP-tuner runs with a finished trial in {study}/{GP}/ (`syw run study={study} family=lstm strategy={GP} "
+                     "tuner.seed=0` writes one): the figure shows random search only.")
+    path = out_stem.parent / f"{out_stem.name}_caption.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write(results: Path, out: Path) -> list[Path]:
+    """Figure 5 of the records in ``results`` (the full study when it has records, else the reduced one), as ``<out>/fig5.*``."""
+    study, cells_ = cells(results)
+    return draw(study, cells_, out / "fig5")
+
+
+def _at(curve: np.ndarray, n: int) -> float | None:
+    return float(curve[n - 1]) if n <= curve.size else None
+
+
+def leaders(cells_: list[Cell]) -> list[tuple[str, int, int]]:
+    """(cell, first n, last n) of each stretch over n = 1..the smallest N where that cell's expected best is lowest."""
+    return leaders_by_n({c.group.family: c.curve()[1] for c in cells_}, maximize=False)
+
+
+def saves(c: Cell) -> str:
+    """Where the GP runs' mean best-so-far first reaches random search's expected best at N, and the trials that saves."""
+    big_n, eq8 = c.group.scores.size, c.curve()[1]
+    n, saved = reaches_random(c.tuner, eq8, maximize=False), trials_saved(c.tuner, eq8, maximize=False)
+    head = f"{c.group.family}: random search's expected best at N = {big_n} is {score(eq8[-1])}; the GP runs' mean best-so-far "
+    if n is not None:
+        return head + f"reaches it at n = {n}: the GP tuner saves {saved} of {big_n} trials."
+    if saved is None:
+        return head + f"does not reach it within {c.tuner.budgets.size} trials, where the shortest run ends: not known yet."
+    return head + f"does not reach it within {big_n} trials: not within N."
+
+
+def budget_markdown(study: str, cells_: list[Cell]) -> str:
+    """Per cell: trials, best perplexity, expected best at n = 1, 5, 10, N, the leader at each n and the GP tuner's saving."""
+    fmt = lambda v: "-" if v is None or not np.isfinite(v) else score(v)  # noqa: E731
+    out = [f"## Figure 5: study `{study}` (ours; case study 5, Melis et al. 2018)", "",
+           "Validation perplexity, lower is better. Random search: the expected best of n trials is the expected minimum of "
+           "n i.i.d. draws (Eq. 8, direction min). GP tuner: the mean over its runs of the best-so-far in trial order (no "
+           "Eq. 8: adaptive trials are no i.i.d. draws), ± the SD across runs.", "",
+           "| cell | ok trials | failed | mean duration | best perplexity (trial) |", "|---|---|---|---|---|"]
+    for c in cells_:
+        best = int(np.argmin(c.group.scores))
+        out.append(f"| {c.group.family}: {c.group.label} | {c.group.scores.size} | {c.failed} | "
+                   f"{human_duration(c.group.mean_duration)} | {score(c.group.scores[best])} (trial {c.trials[best]}) |")
+    tuned = [c for c in cells_ if c.tuner]
+    sizes = {c.group.scores.size for c in cells_}
+    out += ["", "| n | " + " | ".join(c.group.family for c in cells_) + "".join(f" | {c.group.family}, GP best-so-far"
+                                                                             for c in tuned) + " | leader (random search) |",
+            "|---" * (len(cells_) + len(tuned) + 2) + "|"]
+    for n in sorted(n for n in {*BUDGETS, *sizes} if n <= max(sizes)):
+        values = {c.group.family: _at(c.curve()[1], n) for c in cells_}
+        ahead = {k: v for k, v in values.items() if v is not None}
+        gp = [f"{fmt(_at(c.tuner.mean, n))} ± {fmt(_at(c.tuner.sd, n))} ({count(c.tuner.runs, 'run')})"
+              if n <= c.tuner.budgets.size else f"- (runs end at {c.tuner.budgets.size})" for c in tuned]
+        out.append(f"| {n}{' (N)' if n in sizes else ''} | " + " | ".join(fmt(v) for v in values.values())
+                   + "".join(f" | {g}" for g in gp) + f" | {min(ahead, key=ahead.get)} |")
+    out += ["", "Leader by n (lowest expected best, random search, n = 1 to the smallest N): "
+            + stretches_text(leaders(cells_)) + "."]
+    out += ["", *(f"Trials the GP tuner saves, {saves(c)}" for c in tuned)] if tuned else [
+        "", f"No GP-tuner runs with a finished trial in `{study}/{GP}/`: no best-so-far column."]
+    return "\n".join(out) + "\n"
+
+
+def write_budgets(results: Path, out: Path) -> Path:
+    """``<out>/budgets_fig5.md``: :func:`budget_markdown`, or why there is no table yet (no records)."""
+    try:
+        study, cells_ = cells(results)
+        text = budget_markdown(study, cells_)
+    except FileNotFoundError as err:  # the study has not run (or not every cell yet): the file says so
+        text = f"## Figure 5 (case study 5, Melis et al. 2018): no table yet\n\n{err}\n".replace(f"{REPO}/", "")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "budgets_fig5.md"
+    path.write_text("# Budget inference, case study 5 (ours)\n\n" + text)
+    return path

@@ -1,0 +1,161 @@
+"""Scores per model family for a figure: from our trial records or from the authors' published files."""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from syw.analysis import expected_max, expected_max_std
+from syw.analysis.table import finite_column
+from syw.core.errors import DataError, DataMissingError
+from syw.core.paths import REPO
+from syw.core.records import load_study
+from syw.data.fetch import fetch, file_digest
+from syw.experiments.space import load_family, study_config
+from syw.figures.specs import URL, FigureSpec, PaperFile
+
+PAPER_DIR = REPO / "results" / "paper"
+AUTHORS_SUBDIR = "authors_trials"  # the authors' files in the data folder ($SYW_DATA_DIR)
+
+
+@dataclass(frozen=True)
+class Group:
+    """The observed validation scores (and training durations) of one model family."""
+
+    family: str
+    label: str
+    scores: np.ndarray
+    durations: np.ndarray | None  # seconds per trial; None when not real (e.g. placeholders)
+
+    @property
+    def mean_duration(self) -> float | None:
+        return None if self.durations is None else float(np.mean(self.durations))
+
+    def curve(self, n_max: int | None = None, maximize: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The budgets 1..min(n_max, N), the expected max there (Eq. 8) and its spread: the one curve
+        every figure, table and report draws (the paper claims nothing past the N trials there are, section 3.1)."""
+        ns = np.arange(1, min(n_max or self.scores.size, self.scores.size) + 1)
+        return ns, expected_max(self.scores, ns, maximize=maximize), expected_max_std(self.scores, ns, maximize=maximize)
+
+
+def has_records(results: Path, study: str) -> bool:
+    """Whether ``results/<study>`` holds a family's records (``<family>.jsonl``; tuner runs and reseeds lie in subfolders)."""
+    return any((Path(results) / study).glob("*.jsonl"))
+
+
+def study_with_records(results: Path, full: str, reduced: str | None) -> str:
+    """The study a figure draws: ``full`` when it has records, else ``reduced`` when that has; else a
+    ``FileNotFoundError`` naming both folders and the command that writes each (``full`` alone without a reduced study)."""
+    if has_records(results, full) or reduced is None:
+        return full
+    if has_records(results, reduced):
+        return reduced
+    raise FileNotFoundError(f"no trial records in {Path(results) / full} nor in {Path(results) / reduced}: run "
+                            f"`syw run study={reduced}` (sized for a 2-core CPU) or study={full} (the paper's)")
+
+
+def study_rows(study: str, results_dir: Path = REPO / "results") -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
+    """The ok trials of each family of ``study`` (``results/<study>/<family>.jsonl``) and the failed ones per family.
+
+    Every family of the study must have ok trials with finite values and durations: a family file
+    that is missing raises ``FileNotFoundError``, one that is empty or holds no ok trial or a bad
+    number raises :class:`DataError`, each naming the file. A figure never leaves a family out.
+    """
+    cfg = study_config(study)
+    folder = Path(results_dir) / study
+    frame, failed = load_study(folder)
+    parts = {}
+    for name in cfg["families"]:
+        path = folder / f"{name}.jsonl"
+        part = frame[frame["family"] == name]
+        if part.empty and not path.is_file():
+            raise FileNotFoundError(f"{path}: no records of family {name!r} of study {study} "
+                                    f"(syw run study={study} runs them)")
+        if part.empty:
+            held = f"{failed[name]} failed trial(s)" if failed.get(name) else "no complete record"
+            raise DataError(f"{path}: no ok trial of family {name!r}; the file holds {held}")
+        part = part.set_axis([f"trial {t}" for t in part["trial"]])
+        for column in ("value", "duration_seconds"):
+            finite_column(part, column, str(path))
+        parts[name] = part
+    return parts, failed
+
+
+def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[str, str] | None = None) -> list[Group]:
+    """Our groups: ok trials of results/<study>/<family>.jsonl (see :func:`study_rows`), labelled by each family file."""
+    cfg = study_config(study)
+    parts, failed = study_rows(study, results_dir)
+    for name, count in failed.items():
+        print(f"note: {count} failed trial(s) of {study}/{name} are not part of its curve", file=sys.stderr)
+    groups = []
+    for name, part in parts.items():
+        label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
+        groups.append(Group(name, label, part["value"].to_numpy(float), part["duration_seconds"].to_numpy(float)))
+    return groups
+
+
+def shared_paper_file(paper: PaperFile) -> Path | None:
+    """``$SYW_DATA_DIR/authors_trials/<name>`` when ``SYW_DATA_DIR`` is set and holds the file, else None.
+
+    The data folder beside a clone holds the authors' files for machines without network (CI):
+    they are read there, in place, before any download is tried.
+    """
+    root = os.environ.get("SYW_DATA_DIR")
+    path = Path(root) / AUTHORS_SUBDIR / paper.name if root else None
+    return path if path is not None and path.is_file() else None
+
+
+def ensure_paper_file(paper: PaperFile, folder: Path = PAPER_DIR) -> Path:
+    """The authors' file: ``folder/<name>`` when there, else the data folder's copy
+    (:func:`shared_paper_file`), else downloaded into ``folder``; its sha256 is checked either way."""
+    path = Path(folder) / paper.name
+    url = URL.format(name=paper.name)
+    if not path.is_file():
+        path = shared_paper_file(paper) or path
+    if not path.is_file():
+        try:
+            fetch(url, path, sha256=paper.sha256)
+        except DataMissingError as err:
+            raise DataMissingError(
+                f"the authors' trial file {paper.name} is not in {folder} nor in $SYW_DATA_DIR/{AUTHORS_SUBDIR}/ "
+                f"and could not be downloaded. Fetch {url} on a machine with internet and put it in {folder}/ "
+                f"(sha256 {paper.sha256}), or set SYW_DATA_DIR to a folder holding {AUTHORS_SUBDIR}/{paper.name}."
+            ) from err
+    digest = file_digest(path, "sha256")
+    if digest != paper.sha256:
+        fix = "delete it to download again" if path.parent == Path(folder) else "replace it with the published file"
+        raise DataError(f"{path} has sha256 {digest}, expected {paper.sha256}: not the published file; {fix}")
+    return path
+
+
+def paper_rows(spec: FigureSpec, folder: Path = PAPER_DIR) -> dict[str, pd.DataFrame]:
+    """The rows of the authors' published TSV for each of the figure's families."""
+    frame = pd.read_csv(ensure_paper_file(spec.paper, folder), sep="\t")
+    out = {}
+    for value, name in spec.paper.groups.items():
+        out[name] = frame[frame[spec.paper.group_column].astype(str) == value]
+        if out[name].empty:
+            raise DataError(f"{spec.paper.name}: no rows with {spec.paper.group_column} == {value!r}")
+    return out
+
+
+def from_paper(spec: FigureSpec, folder: Path = PAPER_DIR, labels: dict[str, str] | None = None) -> list[Group]:
+    """The authors' groups for a figure, read from their published TSV (durations are placeholders for DGEM)."""
+    return paper_groups(spec, paper_rows(spec, folder), labels)
+
+
+def paper_groups(spec: FigureSpec, rows: dict[str, pd.DataFrame], labels: dict[str, str] | None = None) -> list[Group]:
+    """The groups of rows :func:`paper_rows` read: each family's scores and durations."""
+    cfg = study_config(spec.study)
+    groups = []
+    for name, part in rows.items():
+        durations = part[spec.paper.duration_column].to_numpy(float) if spec.paper.duration_column in part else None
+        if durations is not None and np.all(durations == 1.0):
+            durations = None  # placeholder durations (DGEM): no time axis
+        label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
+        groups.append(Group(name, label, part[spec.paper.metric_column].to_numpy(float), durations))
+    return groups
