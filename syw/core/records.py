@@ -1,16 +1,20 @@
 """Durable trial records: ``results/<study>/<family>.jsonl``, one JSON line per finished trial.
 
 Lines are appended and fsynced as each trial finishes and are never rewritten, so a
-killed run loses at most the trials in flight. One runner at a time may write a
-records file: the writer holds an exclusive lock on ``<family>.jsonl.lock``.
+killed run loses at most the trials in flight. A write that fails (a full disk, a quota,
+an I/O error) is rolled back to the last complete line and raises :class:`RecordsWriteError`;
+a last line cut off by a killed run is removed by the next writer, whose lock says nobody
+is writing it. One runner at a time may write a records file: the writer holds an exclusive
+lock on ``<family>.jsonl.lock``, which a runner may :func:`claim` before Ray starts.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import math
 import os
-import warnings
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +30,12 @@ class RecordsBusy(RuntimeError):
 
 
 class RecordError(ValueError):
-    """A records line that is JSON but not a trial record; the message names the file and line."""
+    """A records line that is not a trial record (or, for :func:`check_complete`, not JSON); the message
+    names the file and line."""
+
+
+class RecordsWriteError(OSError):
+    """A record that could not be written: the file was rolled back to its last complete line."""
 
 
 STATUSES = ("ok", "failed")
@@ -58,8 +67,9 @@ def iter_records(path: Path, *, schema: bool = True) -> Iterator[dict[str, Any]]
     """The complete records in ``path``, each checked by :func:`check_record` (with ``schema`` off,
     only that each is a JSON object: other tools' trial files need not be the runner's records).
 
-    A line that is not JSON is the torn write of a killed run: it is skipped with a warning (the
-    trial runs again on resume); a JSON line of the wrong shape raises :class:`RecordError`.
+    A line that is not JSON is skipped with a note on stderr, once per process (its trial runs
+    again on resume; :func:`check_complete` refuses it instead); a JSON line of the wrong shape
+    raises :class:`RecordError`.
     """
     if not path.is_file():
         return
@@ -67,16 +77,53 @@ def iter_records(path: Path, *, schema: bool = True) -> Iterator[dict[str, Any]]
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                warnings.warn(f"{path}:{number}: skipping an incomplete record (a killed run was writing it)")
+            record, why = _parsed(line)
+            if why:
+                _note(f"{path}:{number}: skipping a line that is {why}; its trial counts as not run")
                 continue
             problem = check_record(record) if schema else None if isinstance(record, dict) else (
                 f"a record is a JSON object, got {type(record).__name__}")
             if problem:
                 raise RecordError(f"{path}:{number}: {problem}")
             yield record
+
+
+_NOTED: set[str] = set()  # the notes this process printed: every reader of a file meets its skipped line
+
+
+def _note(text: str) -> None:
+    """Print ``text`` on stderr as a warning, the first time only."""
+    if text not in _NOTED:
+        _NOTED.add(text)
+        print(f"warning: {text}", file=sys.stderr, flush=True)
+
+
+def _parsed(line: bytes) -> tuple[Any, str | None]:
+    """``(value, None)`` for a line of JSON, else ``(None, what the line is)``. Its cause is named only when
+    known: the writer ends every line it writes, so a last line without its newline is a write that did not finish."""
+    try:
+        return json.loads(line.decode("utf-8").rstrip("\r\n")), None
+    except UnicodeDecodeError as err:
+        why = f"not UTF-8 text (byte {err.start + 1})"
+    except json.JSONDecodeError as err:  # Python's messages: "Expecting value", "Unterminated string starting at", ...
+        why = f"not JSON ({err.msg.removesuffix(' at')} at column {err.colno})"
+    return None, why if line.endswith(b"\n") else "the last line, cut off mid-record (a write that did not finish)"
+
+
+def check_complete(folder: Path) -> None:
+    """Raise :class:`RecordError` naming the first line of a records file under ``folder`` (every
+    ``*.jsonl``, hidden folders skipped) that is not JSON: what a figure or page is made from must
+    be every record, not the ones that parse."""
+    for path in sorted(Path(folder).rglob("*.jsonl")):
+        if any(part.startswith(".") for part in path.relative_to(folder).parts):
+            continue
+        with path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                why = _parsed(line)[1] if line.strip() else None
+                if why:
+                    fix = ("the same `syw run` command removes it and runs its trial again" if not line.endswith(b"\n")
+                           else "restore the file (git checkout) or delete the line")
+                    raise RecordError(f"{path}:{number}: a line that is {why}: {fix}")
 
 
 def latest_per_trial(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -91,54 +138,140 @@ def done_indices(path: Path, *, retry_failed: bool = False) -> set[int]:
     return {r["trial"] for r in latest_per_trial(iter_records(path)) if not retry_failed or r["status"] == "ok"}
 
 
+class _Lock:
+    """The exclusive lock on a records file's ``.lock``, the holder's pid written in it."""
+
+    def __init__(self, path: Path, records: Path):
+        self.handle = open(path, "a+")
+        self.writing = False  # a claimed lock: whether a writer of this process is using it
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.handle.seek(0)
+            holder = self.handle.read().strip() or "unknown"
+            self.handle.close()
+            raise RecordsBusy(
+                f"another runner (pid {holder}) is writing {records}; wait for it to finish or stop it, "
+                "then run the same command again to resume"
+            ) from None
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.handle.write(str(os.getpid()))
+        self.handle.flush()
+
+    def release(self) -> None:
+        fcntl.flock(self.handle, fcntl.LOCK_UN)
+        self.handle.close()
+
+
+_CLAIMED: dict[str, _Lock] = {}  # records files whose lock this process holds until it ends (:func:`claim`)
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+def claim(path: Path) -> None:
+    """Take ``path``'s writer lock now and hold it until this process ends (:class:`RecordsBusy` if another
+    runner holds it): a runner claims its records before Ray starts, and its :class:`RecordsWriter` writes
+    under the claimed lock."""
+    key = os.path.realpath(path)
+    if key not in _CLAIMED:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        _CLAIMED[key] = _Lock(_lock_path(Path(path)), Path(path))
+
+
 class RecordsWriter:
     """Exclusive appender for one records file; use as a context manager."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self._lock_path = self.path.with_name(self.path.name + ".lock")
-        self._lock = None
+        self._lock: _Lock | None = None
 
     def __enter__(self) -> RecordsWriter:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = open(self._lock_path, "a+")
-        try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock.seek(0)
-            holder = self._lock.read().strip() or "unknown"
-            self._lock.close()
-            raise RecordsBusy(
-                f"another runner (pid {holder}) is writing {self.path}; wait for it to finish or stop it, "
-                "then run the same command again to resume"
-            ) from None
-        self._lock.seek(0)
-        self._lock.truncate()
-        self._lock.write(str(os.getpid()))
-        self._lock.flush()
+        claimed = _CLAIMED.get(os.path.realpath(self.path))
+        if claimed is not None:
+            if claimed.writing:
+                raise RecordsBusy(f"this process is writing {self.path} already")
+            claimed.writing = True
+            self._lock = claimed
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = _Lock(_lock_path(self.path), self.path)
+        self._complete_last_line()
         return self
 
+    def _complete_last_line(self) -> None:
+        """A last line without its newline was left by a writer that stopped (this one holds the lock):
+        a record gets its newline, a line cut off mid-record is removed (its trial runs again)."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        keep = data.rfind(b"\n") + 1
+        if keep == len(data):
+            return
+        try:
+            json.loads(data[keep:])
+            complete = True
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            complete = False
+        with open(self.path, "r+b") as handle:
+            if complete:
+                handle.seek(0, os.SEEK_END)
+                handle.write(b"\n")
+            else:
+                handle.truncate(keep)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if not complete:
+            number = data.count(b"\n", 0, keep) + 1
+            _note(f"{self.path}:{number}: removed the last line, cut off mid-record "
+                  f"({len(data) - keep} bytes: its run was stopped while writing it); its trial runs again")
+
     def append(self, record: dict[str, Any]) -> None:
-        """Append one record and force it to disk."""
-        line = (json.dumps(record, sort_keys=False, default=str) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        """Append one record and force it to disk; on a failed or short write, roll the file back to its
+        last complete line and raise :class:`RecordsWriteError` (nothing of the record stays)."""
+        line = memoryview((json.dumps(record, sort_keys=False, default=str) + "\n").encode())
+        what = f"trial {record.get('trial')}'s record"
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as err:
+            raise RecordsWriteError(err.errno, f"cannot write {what}: {err.strerror}", str(self.path)) from err
         try:
             size = os.fstat(fd).st_size
-            if size:  # never extend a torn line: start a fresh one after it
-                with self.path.open("rb") as handle:
-                    handle.seek(size - 1)
-                    if handle.read(1) != b"\n":
-                        line = b"\n" + line
-            os.write(fd, line)
-            os.fsync(fd)
+            try:
+                while line:  # a short write goes on with the rest
+                    written = os.write(fd, line)
+                    if not written:
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                    line = line[written:]
+                os.fsync(fd)
+            except OSError as err:
+                raise RecordsWriteError(err.errno, f"cannot write {what} ({err.strerror}); {_roll_back(fd, size)}; "
+                                        "nothing was recorded for it: make room (or fix the disk), then run the same "
+                                        "command", str(self.path)) from err
         finally:
             os.close(fd)
 
     def __exit__(self, *exc) -> None:
-        if self._lock is not None:
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
-            self._lock.close()
-            self._lock = None
+        if self._lock is None:
+            return
+        if self._lock is _CLAIMED.get(os.path.realpath(self.path)):
+            self._lock.writing = False  # a claimed lock is held until the process ends
+        else:
+            self._lock.release()
+        self._lock = None
+
+
+def _roll_back(fd: int, size: int) -> str:
+    """Cut the file open at ``fd`` back to ``size`` bytes (its last complete line); what happened, in words."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+        return "the file was rolled back to its last complete line"
+    except OSError as err:
+        return f"rolling the file back failed too ({err.strerror}): the next run removes the partial line"
 
 
 def adaptive_runs(study_dir: Path, family: str) -> dict[tuple[str, int], np.ndarray]:
