@@ -17,7 +17,7 @@ from typing import Any
 
 from syw.core.entry import run_main, write_output
 from syw.core.errors import ConfigError, DataError
-from syw.core.records import iter_records
+from syw.core.records import check_complete, iter_records
 from syw.core.units import count, spans
 from syw.data.fetch import file_digest
 from syw.data.glove import KUMO_SOURCE
@@ -149,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
     args = parser.parse_args(argv)
     path = args.study_dir / "PROVENANCE.md"
+    check_complete(args.study_dir)  # the summary counts every record: one that does not parse stops it
     text = summary(args.study_dir, args.data_dir)
     write_output(path, lambda out: out.write_text(text), "provenance")
     return 0

@@ -5,8 +5,8 @@ hyperparameter, :mod:`syw.figures.sensitivity`; seed reruns' spread beside famil
 ``fig5`` is case study 5 (Melis et al. 2018, :mod:`syw.figures.fig5`): our records only, no variant.
 
 Missing or malformed records (a study or family without records, an empty family file, a
-trial file with the wrong checksum) are one ``error: <file>: ...`` line on stderr and exit
-status 2; nothing is drawn or written then.
+trial file with the wrong checksum, a line of a records file that is not JSON) are one
+``error: <file>: ...`` line on stderr and exit status 2; nothing is drawn or written then.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from pathlib import Path
 from syw.core.entry import naming, run_main
 from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO
+from syw.core.records import check_complete
 from syw.experiments.space import study_config
 from syw.figures import budgets, fig5, report, seeds, sensitivity, study_readme
 from syw.figures.as_run import compare_fig1
@@ -86,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.what in ("sensitivity", "seeds") and not args.study:
         parser.error(f"{args.what} needs --study")
+    check_complete(args.results)  # what is drawn or written counts every record: one that does not parse stops it
     with naming(args.out):  # an OS error that names no file is about what is written there
         return _run(args)
 

@@ -23,6 +23,7 @@ from syw.analysis.compare import difference, sentence
 from syw.core.entry import check_writable, run_main, write_output
 from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO
+from syw.core.records import check_complete
 from syw.core.units import human_duration
 from syw.experiments.space import study_config
 from syw.figures.budgets import PAPER_CLAIMS, leads_by_time
@@ -210,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT, help="the Markdown file to write (default docs/verdicts.md)")
     args = parser.parse_args(argv)
     check_writable(args.out, "verdicts")  # before the records are read
+    check_complete(args.results)  # a verdict counts every record: one that does not parse stops it
     text = build(args.results)
     write_output(args.out, lambda path: path.write_text(text), "verdicts")
     return 0
