@@ -116,11 +116,11 @@ def test_a_files_sha256_is_computed_once_per_process_and_version(tmp_path, monke
     monkeypatch.setattr(inputs, "file_digest", lambda path, algorithm: calls.append(path) or "d")
     path = tmp_path / "f.txt"
     path.write_text("a")
-    assert [inputs.sha256_once(path) for _ in range(3)] == ["d"] * 3 and len(calls) == 1
+    assert [inputs.version_of(path).sha256 for _ in range(3)] == ["d"] * 3 and len(calls) == 1
     path.write_text("ab")  # another size: another version
-    inputs.sha256_once(path)
+    inputs.version_of(path)
     os.utime(path, ns=(1, 1))  # another modification time: another version
-    inputs.sha256_once(path)
+    inputs.version_of(path)
     assert len(calls) == 3
 
 
@@ -128,6 +128,7 @@ def test_a_cached_loader_notes_its_files_on_every_call(tmp_path):
     from syw.data.inputs import cache_noting_inputs, note_input, recording
 
     opened = []
+    (tmp_path / "a.txt").write_text("a")
 
     @cache_noting_inputs(maxsize=2)
     def load(name: str) -> str:

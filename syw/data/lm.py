@@ -178,10 +178,9 @@ def read_split(data_dir: str | Path, name: str, split: str, download: bool = Tru
     if not path.is_file():
         raise DataMissingError(f"{path} not found: put the published {name} {split} file there, or run "
                                f"`syw download {name} --data-dir {data_dir}` on a machine with internet")
+    note_input(input_name(path, data_dir), path)  # before reading: the version noted is the one read
     _check(path, corpus(name), split)
-    tokens = read_tokens(path)
-    note_input(input_name(path, data_dir), path)
-    return tokens
+    return read_tokens(path)
 
 
 def vocabulary(train: Sequence[str]) -> list[str]:

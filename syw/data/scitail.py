@@ -73,6 +73,7 @@ def read_tokenized(data_dir: str | Path, split: str) -> list[PairExample]:
         raise DataMissingError(f"{path} not found: put the tokenized SciTail {split} file there (premise, hypothesis "
                                "and label 0/1 per line, tab-separated), or set SYW_DATA_DIR to the folder holding "
                                "scitail_tokenized/")
+    note_input(input_name(path, data_dir), path)  # before reading: the version noted is the one read
     examples = []
     for number, line in _lines(path):
         fields = line.split("\t")
@@ -87,7 +88,6 @@ def read_tokenized(data_dir: str | Path, split: str) -> list[PairExample]:
         examples.append(PairExample(tuple(premise.split()), tuple(hypothesis.split()), int(label)))
     if not examples:
         raise DataError(f"{path}: the file holds no pairs")
-    note_input(input_name(path, data_dir), path)
     return examples
 
 
@@ -187,6 +187,5 @@ def read_official(data_dir: str | Path, split: str, fmt: str = "snli_format") ->
     """One split of the official SciTail v1.1 release in format ``fmt`` (see the module docstring);
     the file read is noted for the trial's record (``(rebuilt)`` after the name of a rebuilt one)."""
     path = official_file(data_dir, fmt, split)
-    examples = _official_rows(path, fmt)
-    note_input(input_name(path, data_dir) + (" (rebuilt)" if is_rebuilt(path, fmt, split) else ""), path)
-    return examples
+    note_input(input_name(path, data_dir) + (" (rebuilt)" if is_rebuilt(path, fmt, split) else ""), path)  # before reading
+    return _official_rows(path, fmt)

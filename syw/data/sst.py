@@ -147,6 +147,7 @@ def read_sst(data_dir: str | Path, split: str, granularity: str = "fine",
             f"{path} not found. Set SYW_DATA_DIR (or paths.data_dir) to a folder containing "
             f"sst/{{train,dev,test}}.txt, or run `syw download sst --data-dir {data_dir}` "
             "on a machine with internet, or place the official PTB tree files there.")
+    note_input(input_name(path, data_dir), path)  # before reading: the version noted is the one read
     examples: list[Example] = []
     n_trees, first_line = 0, ""
     for lineno, line, leaves, nodes in _iter_trees(path):
@@ -160,7 +161,6 @@ def read_sst(data_dir: str | Path, split: str, granularity: str = "fine",
             if mapped is not None:
                 examples.append(Example(tuple(leaves[start:end]), mapped))
     _check_complete(path, split, first_line, n_trees)
-    note_input(input_name(path, data_dir), path)
     return examples
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from syw.core.records import RecordsWriter
 from syw.core.units import human_duration
+from syw.experiments.same_inputs import READ_THIS_RUN
 from syw.experiments.space import Family
 from syw.experiments.trial import DATA_PROBLEM, now
 
@@ -38,11 +39,13 @@ class Progress:
 
     def finish(self, record: dict) -> None:
         record = {**self.base, **record}
+        if record["status"] != DATA_PROBLEM and (changed := READ_THIS_RUN.changed(record)):
+            record = {**record, "status": DATA_PROBLEM, "error": changed}
         if record["status"] == DATA_PROBLEM:
             if self.data_problem is None:
                 self.data_problem = record["error"]
-                print(f"[{record['study']}/{self.family.name}] trial {record['trial']:>3} found a data file missing or "
-                      "malformed; stopping the study (no record written)", flush=True)
+                print(f"[{record['study']}/{self.family.name}] trial {record['trial']:>3} found a data file missing, "
+                      "malformed or changed; stopping the study (no record written)", flush=True)
             return
         self.writer.append(record)
         self.left -= 1

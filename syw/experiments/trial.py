@@ -17,7 +17,7 @@ from typing import Any
 from syw.core.context import TrialContext, TrialFailed
 from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO
-from syw.data.inputs import recording, sha256_of
+from syw.data.inputs import Seen, recording, sha256_of
 from syw.experiments.space import Family, trial_seed
 
 DATA_PROBLEM = "data_problem"  # a trial status that is never recorded: it stops the study
@@ -95,7 +95,7 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
     )
     record: dict[str, Any] = {"trial": index, "params": params, "started_at": now()}
     start = time.perf_counter()
-    read: dict[str, str] = {}  # the data and weight files the trial reads (name -> path)
+    read = Seen()  # the data and weight files the trial reads, and the version of each
     try:
         train = get_method(family.train_target)
         with recording() as read:
@@ -113,7 +113,13 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
     resumed = record.get("resumed_after_epochs") or []
     earlier = sum(record["epoch_seconds"][:resumed[-1]]) if resumed else 0.0
     record["duration_seconds"] = round(time.perf_counter() - start + earlier, 4)
-    record["inputs_sha256"] = {**sha256_of(read), **(record.get("inputs_sha256") or {})}  # checksums not timed
+    try:  # checksums not timed
+        digests = sha256_of(read)
+    except (DataMissingError, DataError) as err:  # a file changed or went since the trial read it: no record names it
+        digests = {}
+        if record["status"] != DATA_PROBLEM:
+            record.update(status=DATA_PROBLEM, value=None, error=str(err))
+    record["inputs_sha256"] = {**digests, **(record.get("inputs_sha256") or {})}
     record["ended_at"] = now()
     record["hardware"] = hardware(device, gpu_ids)
     record["versions"] = {**versions(), "suite_commit": commit}

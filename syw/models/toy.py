@@ -37,9 +37,9 @@ def read_toy_data(path: Path) -> None:
     """The toy's data file (tests): a missing or empty one is a data error, as for a real reader."""
     if not path.is_file():
         raise DataMissingError(f"{path} is missing: put the toy data file there")
+    note_input(str(path), path)  # before reading: the version noted is the one read
     if not path.read_text(errors="replace").strip():
         raise DataError(f"{path}:1: the toy data file is empty")
-    note_input(str(path), path)
 
 
 def train(params: dict, ctx: TrialContext) -> TrialOutcome:
