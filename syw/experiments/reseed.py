@@ -29,6 +29,7 @@ from syw.core.units import human_duration
 from syw.experiments.checks import check_family_code, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
 from syw.experiments.jobs import Job, fit_jobs, record_base, slots, trial_kwargs
+from syw.experiments.preflight import PreflightError, preflight
 from syw.experiments.progress import Progress
 from syw.experiments.run import DataProblem, records_file, stopped
 from syw.experiments.space import Family, trial_seed
@@ -133,17 +134,20 @@ def prepare(cfg: DictConfig) -> dict[str, tuple[Family, list[dict[str, Any]]]]:
 
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
-    with exit_on(ConfigError, RecordError, DataMissingError, DataError):
+    with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError):
         todo = prepare(cfg)
     for name, (family, jobs) in todo.items():
         print(f"[{cfg.study.name}/{name}] {len(jobs)} reruns to run: " + (", ".join(
             f"trial {t} ({sum(j['trial'] == t for j in jobs)} seeds)" for t in dict.fromkeys(j["trial"] for j in jobs)) or "none"))
     if cfg.dry_run or not any(jobs for _, jobs in todo.values()):
         return
+    with exit_on(PreflightError, RecordsBusy):  # before Ray's start-up, and before anything is written
+        study_dir = Path(cfg.paths.results_dir) / cfg.study.name
+        preflight(cfg, [reseed_path(study_dir, records_file(cfg, family)) for family, jobs in todo.values() if jobs])
     started = time.perf_counter()
     start_ray(cfg.ray.address, cfg.ray.verbose)
     try:
-        with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError):
+        with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError, OSError):  # OSError: a disk that took no record or Tune state
             resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
             commit = suite_commit()
             rerun_all(cfg, [family for family, jobs in todo.values() if jobs], resources, commit)

@@ -28,6 +28,7 @@ from syw.experiments.checks import check_family_code, check_records_match, study
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
 from syw.experiments.cost import cost_lines
 from syw.experiments.jobs import Job, fit_jobs, record_base, slots, trial_kwargs
+from syw.experiments.preflight import PreflightError, preflight
 from syw.experiments.progress import Progress, data_stopper, record_callback
 from syw.experiments.space import Family
 from syw.experiments.trial import suite_commit
@@ -209,7 +210,7 @@ def run_all(cfg: DictConfig, families: list[Family], todo: dict[str, list[int]],
 
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
-    with exit_on(ConfigError, RecordError, DataMissingError, DataError):  # a replay file is data too
+    with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError):  # a replay file is data too
         families, todo, results = prepare(cfg)
     if cfg.dry_run:
         for family in families:
@@ -224,6 +225,8 @@ def main(cfg: DictConfig) -> None:
         which = f"trials {list(cfg.only)}" if cfg.get("only") is not None else f"all trials ({counts})"
         print(f"{cfg.study.name}: {which} have {kept} in {results}; nothing to run")
         return
+    with exit_on(PreflightError, RecordsBusy):  # before Ray's start-up, and before anything is written
+        preflight(cfg, [records_file(cfg, f) for f in families if todo[f.name]])
     started = time.perf_counter()
     joined = start_ray(cfg.ray.address, cfg.ray.verbose)
     import ray
@@ -233,7 +236,7 @@ def main(cfg: DictConfig) -> None:
     print(f"[{cfg.study.name}] Ray ready in {time.perf_counter() - started:.1f} s (cluster "
           f"{ray.get_runtime_context().gcs_address}, this node {ray.util.get_node_ip_address()}; {how})", flush=True)
     try:
-        with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError):
+        with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError, OSError):  # OSError: a disk that took no record or Tune state
             resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
             commit = suite_commit()
             run_all(cfg, families, todo, resources, commit)

@@ -1,0 +1,165 @@
+"""What a study needs from the machine, checked before Ray starts (about 40 s here) and anything is written.
+
+The results location: every part of the path that exists is a folder, the deepest one takes a new
+file, the records and lock files are files this process can write, Tune's state folder too, and the
+file system has room. For a new local Ray: its temporary folder (``RAY_TMPDIR``, else ``TMPDIR``,
+else ``/tmp``, as Ray 2.60 picks it) takes files and has room, and HOME takes the auth token Ray
+writes when there is none. For a cluster named by ``ray.address``: a token to join it with. The data
+files the study reads, where they exist, are files this process can read (a missing one is the
+reader's to download or explain). Then the records files are claimed, so a second runner of the same
+records is refused here, not after its Ray started. Each fault is one :class:`PreflightError` line.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from syw.core.records import claim
+from syw.experiments.cluster import cluster_to_join
+from syw.experiments.provenance import DATA_FILES
+
+MIN_RESULTS_FREE = 1 << 20  # a few records and Tune's state for the run
+MIN_RAY_TEMP_FREE = 64 << 20  # a Ray session's sockets, logs and port files; with less its GCS does not come up
+RUNBOOK = "docs/running.md, the cluster runbook, steps 3-4"
+
+
+class PreflightError(ValueError):
+    """A location or setting the study cannot run with; the message names the file or variable."""
+
+
+def _deepest(path: Path) -> Path:
+    """The deepest part of ``path`` that exists (a link counts, even a broken one)."""
+    while not os.path.lexists(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _writable_folder(path: Path, what: str) -> None:
+    """``path`` is a folder that takes a new file, or can be made one: each part of it that exists is a folder."""
+    existing = _deepest(path)
+    if not existing.is_dir():
+        raise PreflightError(f"{existing}: a file, not a folder: {what} cannot be {'made under it' if existing != path else 'written there'}")
+    try:
+        handle, probe = tempfile.mkstemp(dir=existing, prefix=".syw-preflight-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as err:
+        raise PreflightError(f"{existing}: cannot write {what} there ({err.strerror})") from None
+
+
+def _free(path: Path, least: int, what: str, remedy: str) -> None:
+    stat = os.statvfs(_deepest(path))
+    free = stat.f_bavail * stat.f_frsize
+    if free < least:
+        raise PreflightError(f"{_deepest(path)}: only {free / 2**20:.1f} MiB free for {what} (it needs {least / 2**20:.0f} MiB); "
+                             f"{remedy}")
+
+
+def _writable_file(path: Path, what: str) -> None:
+    """``path``, where it exists, is a file this process can append to (nothing is written)."""
+    if not os.path.lexists(path):
+        return
+    if not path.is_file():
+        raise PreflightError(f"{path}: {'a folder' if path.is_dir() else 'not a file'}, not {what}; move it away")
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+    except OSError as err:
+        raise PreflightError(f"{path}: cannot write {what} ({err.strerror})") from None
+
+
+def check_results(results_dir: Path, records: list[Path]) -> None:
+    """The records files, their folders and lock files, Tune's state folder, and room for them."""
+    for path in records:
+        _writable_folder(path.parent, "the records")
+        _writable_file(path, "a records file")
+        _writable_file(path.with_name(path.name + ".lock"), "the records' lock file")
+        for folder in ("resume", "predictions", "checkpoints"):  # what trials write beside the records
+            if os.path.lexists(path.parent / folder):
+                _writable_folder(path.parent / folder, f"trials' {folder} files")
+    _writable_folder(results_dir / ".tune", "Ray Tune's state")
+    _free(results_dir, MIN_RESULTS_FREE, "the records", "make room there, or give the run another paths.results_dir")
+
+
+def ray_temp_folder() -> tuple[Path, str]:
+    """Where a new local Ray keeps its session (Ray 2.60's rule) and the variable that says so."""
+    for variable in ("RAY_TMPDIR", "TMPDIR"):
+        if os.environ.get(variable):
+            return Path(os.environ[variable]), variable
+    return Path("/tmp"), "the default"
+
+
+def check_local_ray() -> None:
+    """A new local Ray's temporary folder, and HOME where Ray would write a new auth token."""
+    temp, variable = ray_temp_folder()
+    what = f"Ray's session files ({variable}: {temp})"
+    _writable_folder(temp / "ray", what)
+    _free(temp, MIN_RAY_TEMP_FREE, what, "make room there, or set RAY_TMPDIR to a folder with room")
+    if os.environ.get("RAY_AUTH_MODE", "token") != "token" or _token():
+        return
+    try:  # no token anywhere: ray.init makes one in ~/.ray/auth_token
+        _writable_folder(Path.home() / ".ray", "the auth token a new Ray makes (~/.ray/auth_token)")
+    except PreflightError as err:
+        raise PreflightError(f"{err}: set HOME to a folder this user can write, or RAY_AUTH_TOKEN_PATH to a token file "
+                             "(`ray get-auth-token --generate` writes one)") from None
+
+
+def _nonempty_file(path: str | Path | None) -> bool:
+    return bool(path) and os.path.isfile(path) and os.path.getsize(path) > 0
+
+
+def _token() -> bool:
+    """Whether Ray finds an auth token for this process: ``RAY_AUTH_TOKEN``, the file ``RAY_AUTH_TOKEN_PATH`` names,
+    or ``~/.ray/auth_token``."""
+    return bool(os.environ.get("RAY_AUTH_TOKEN")) or any(
+        _nonempty_file(path) for path in (os.environ.get("RAY_AUTH_TOKEN_PATH"), Path.home() / ".ray" / "auth_token"))
+
+
+def check_token(address: str) -> None:
+    """A cluster named by ``ray.address`` is joined with a token: ``~/.ray/auth_token`` (the runner then sets
+    ``RAY_AUTH_MODE=token``), or with ``RAY_AUTH_MODE=token`` one in ``RAY_AUTH_TOKEN`` or ``RAY_AUTH_TOKEN_PATH``."""
+    mode = os.environ.get("RAY_AUTH_MODE")
+    home_token = Path.home() / ".ray" / "auth_token"
+    if mode == "disabled" or _nonempty_file(home_token) or mode == "token" and _token():
+        return
+    named = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if mode == "token" and named:
+        where = f"RAY_AUTH_TOKEN_PATH names {named}, which is no token file"
+    else:
+        where = f"there is no {home_token}" + (" (RAY_AUTH_TOKEN and RAY_AUTH_TOKEN_PATH count with RAY_AUTH_MODE=token)"
+                                                if os.environ.get("RAY_AUTH_TOKEN") or named else "")
+    raise PreflightError(f"ray.address={address}: no Ray auth token to join the cluster with: {where}; copy the head's "
+                         f"~/.ray/auth_token there (chmod 600; {RUNBOOK}), or set RAY_AUTH_MODE=disabled for a cluster "
+                         "without token authentication")
+
+
+def check_data(data_dir: Path, dataset: str) -> None:
+    """The data files of ``dataset`` that exist are files this process can read (the reader gets the missing ones)."""
+    for name in DATA_FILES.get(dataset, []):
+        path = data_dir / name
+        existing = _deepest(path)
+        if existing != path and not existing.is_dir():
+            raise PreflightError(f"{existing}: a file, not a folder: the study reads {name} under it")
+        if existing != path:
+            continue
+        try:
+            with open(path, "rb") as handle:
+                handle.read(1)
+        except OSError as err:
+            raise PreflightError(f"{path}: the study reads it, and cannot ({err.strerror})") from None
+
+
+def preflight(cfg: DictConfig, records: list[Path]) -> None:
+    """Every check of the module docstring for a run writing ``records``, then the records claimed for it
+    (:class:`syw.core.records.RecordsBusy` when another runner holds one)."""
+    check_results(Path(cfg.paths.results_dir), records)
+    joining = cluster_to_join(cfg.ray.address)
+    if joining is None:
+        check_local_ray()
+    elif cfg.ray.address not in (None, "auto"):
+        check_token(cfg.ray.address)
+    check_data(Path(cfg.paths.data_dir), cfg.study.dataset.get("name"))
+    for path in records:
+        claim(path)
