@@ -14,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from syw.core.errors import ConfigError
 from syw.core.records import iter_records
 from syw.core.settings import check_settings
+from syw.experiments.replay import ReplayError, within
 from syw.experiments.source import declared_settings, defined_in_source
 from syw.experiments.space import CONF_DIR, STRATEGIES, Family, load_family
 
@@ -152,6 +153,27 @@ def check_records_match(family: Family, seed: int, path: Path) -> None:
                               f"{record.get('family_file')}; this run (seed {seed}, {family.file.name}) draws other "
                               f"hyperparameters ({differ}). Give this run its own paths.results_dir, or delete "
                               "the file to start over")
+
+
+def check_assignment(family: Family, record: dict[str, Any], where: Path) -> None:
+    """Refuse a record (of ``where``) to train again whose assignment is not one of ``family``'s: params null (a
+    crashed worker's record), a searched key missing or outside its distribution, a fixed setting since changed."""
+    trial = f"trial {record['trial']}"
+    params = record.get("params")
+    if not isinstance(params, dict):
+        raise ConfigError(where, trial, "has no assignment to train again (params is null)")
+    for key, spec in sorted(family.search.items()):
+        if key not in params:
+            raise ConfigError(where, trial, f"its assignment has no {key}, which {family.file.name} searches")
+        try:
+            within(params[key], spec)
+        except ReplayError as err:
+            raise ConfigError(where, trial, f"{key}={params[key]!r} is not in {family.file.name}'s search space ({err}); "
+                              "the family file changed since this trial ran") from None
+    moved = [k for k, v in family.fixed.items() if k in params and k not in family.search and params[k] != v]
+    if moved:
+        raise ConfigError(where, trial, f"ran with {moved[0]}={params[moved[0]]!r}, {family.file.name} now fixes "
+                          f"{family.fixed[moved[0]]!r}")
 
 
 def check_family_code(family: Family) -> None:

@@ -26,7 +26,7 @@ from syw.core.errors import ConfigError, DataError, DataMissingError
 from syw.core.paths import CONF_DIR
 from syw.core.records import RecordError, RecordsBusy, RecordsWriter, iter_records, latest_per_trial
 from syw.core.units import human_duration
-from syw.experiments.checks import check_family_code, study_file, validate
+from syw.experiments.checks import check_assignment, check_family_code, study_file, validate
 from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
 from syw.experiments.jobs import Job, fit_jobs, record_base, slots, trial_kwargs
 from syw.experiments.preflight import PreflightError, preflight
@@ -57,6 +57,8 @@ def jobs_for(cfg: DictConfig, family: Family) -> tuple[Path, Path, list[dict[str
     study_dir = Path(cfg.paths.results_dir) / cfg.study.name
     path = reseed_path(study_dir, source)
     chosen = best_trials(source, int(cfg.reseed.best), cfg.study.direction == "max")
+    for record in chosen:  # what syw run would not train, a rerun does not either
+        check_assignment(family, record, source)
     by_trial = {r["trial"]: r for r in latest_per_trial(iter_records(source))}
     done = set()
     for r in iter_records(path):
