@@ -261,13 +261,6 @@ def test_report_marks_missing_items(tmp_path):
     assert "- [ ] Hyperparameter configurations for best-performing models" in text and "**missing**" in text
 
 
-def test_the_checklist_links_code_as_a_file_of_the_repository():
-    from syw.figures.report import code_link
-
-    assert code_link("syw.models.cnn.train") == "models/cnn.py:train"  # the file a suite commit pins
-    assert code_link("json.dumps") == "json.dumps" and code_link("not_installed.pkg.train") == "not_installed.pkg.train"
-
-
 def test_report_from_paper_layout_fills_what_the_file_has(tmp_path):
     path = write_paper_file(tmp_path / "paper", 3, n=20)
     spec = FIGURES[3]

@@ -13,11 +13,14 @@ needs the metric's bounds (the worst case puts the missing mass there); a quanti
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-from opda.nonparametric import EmpiricalDistribution
 
-from syw.analysis.expected_max import Budgets, check_budgets, check_scores
+from syw.analysis.expected_max import Budgets, check_budgets, check_scores, expected_max
+
+if TYPE_CHECKING:
+    from opda.nonparametric import EmpiricalDistribution
 
 Statistic = float | None  # None: the mean (Eq. 8); q in (0, 1): that quantile of the best of n
 
@@ -50,7 +53,7 @@ def tuning_curve(scores, ns: Budgets, q: Statistic = None, *, maximize: bool = T
     (q None: Eq. 8; else the empirical quantile F^-1(p) = min{v : F(v) >= p} at p = q^(1/n))."""
     arr, budgets = check_scores(scores), check_budgets(ns)
     if q is None:
-        return np.asarray(EmpiricalDistribution(arr).average_tuning_curve(budgets, minimize=not maximize), dtype=float)
+        return expected_max(arr, budgets, maximize=maximize)
     values, counts = np.unique(arr, return_counts=True)
     level = q ** (1.0 / budgets) if maximize else 1.0 - (1.0 - q) ** (1.0 / budgets)
     # F(v) = count / N exactly, in integers: a float cumulative sum can miss F(v) = p by an ulp
@@ -84,6 +87,8 @@ def confidence_bands(
         raise ValueError(f"scores must lie within bounds {bounds}, got [{arr.min()}, {arr.max()}]")
     if q is None and not (np.isfinite(low) and np.isfinite(high)):
         raise ValueError("the mean's band needs finite bounds: the worst case puts the missing mass there")
+    from opda.nonparametric import EmpiricalDistribution  # here: opda (and scipy.stats) take a second to import
+
     cdf_low, point, cdf_high = EmpiricalDistribution.confidence_bands(
         arr, confidence, a=low, b=high, method=method, generator=np.random.default_rng(seed), n_jobs=1
     )

@@ -20,8 +20,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from opda.parametric import NoisyQuadraticDistribution, QuadraticDistribution
-from scipy import stats
 
 from syw.analysis.expected_max import Budgets, check_budgets, check_scores, expected_max
 
@@ -67,6 +65,10 @@ def _oriented(scores, maximize: bool) -> np.ndarray:
 
 def _fit(ys: np.ndarray, model: str, tail: float, seed: int):
     """The distribution ``model`` fitted to oriented scores ``ys`` (higher is better)."""
+    # imported here, as in the functions below: opda and scipy.stats take a second, and only a forecast needs them
+    from opda.parametric import NoisyQuadraticDistribution, QuadraticDistribution
+    from scipy import stats
+
     if model == "empirical":
         return ys
     if model == "normal":
@@ -80,6 +82,8 @@ def _fit(ys: np.ndarray, model: str, tail: float, seed: int):
 
 
 def _curve(dist, model: str, ns: np.ndarray) -> np.ndarray:
+    from scipy import stats
+
     if model == "empirical":
         return expected_max(dist, ns)
     if model == "normal":  # E[max of n] = mu + sd * integral of z d(Phi(z)^n)

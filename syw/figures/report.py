@@ -6,9 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from syw.core.paths import REPO
 from syw.core.units import human_duration
-from syw.experiments.source import module_file
 from syw.experiments.space import Family, load_family, study_config
 from syw.figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_rows
 from syw.figures.specs import FIGURES
@@ -35,17 +33,6 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def code_link(target: str) -> str:
-    """A train function as a file of this repository and its name (``models/cnn.py:train``), which
-    a suite commit pins; a function outside the repository by its dotted name."""
-    module, _, function = target.rpartition(".")
-    path = module_file(module)
-    path = path.resolve() if path else None
-    if path is None or not path.is_relative_to(REPO):
-        return target
-    return f"{path.relative_to(REPO).as_posix()}:{function}"
-
-
 def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_failed: int, metric: str, seed: Any,
                     maximize: bool = True) -> dict:
     """Everything the appendix table and the checklist need for one family (best = highest value,
@@ -58,7 +45,7 @@ def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_f
         commits = sorted(set(rows.get("versions.suite_commit", pd.Series(dtype=str)).dropna()))
         best_params = {k.removeprefix("params."): best[k] for k in rows.columns if k.startswith("params.")}
         info = {"hardware": "; ".join(hardware),
-                "implementation": f"{code_link(family.train_target)} at suite commit {', '.join(commits) or MISSING}",
+                "implementation": f"`{family.train_target}` at suite commit {', '.join(commits) or MISSING}",
                 "strategy": f"uniform random sampling (seeded: study seed {seed}, trial generator from (seed, family, index))",
                 "best_params": best_params}
     else:
