@@ -1,10 +1,13 @@
 """A trial stopped between epochs goes on from its last finished epoch with the result it would
 have had uninterrupted (syw.models.resume): the same curve, the same best epoch, the same weights."""
+from types import SimpleNamespace
+
 import pytest
 import torch
 
 from syw.core.context import TrialContext, TrialFailed
 from syw.core.settings import resolve
+from syw.experiments import trial as trial_module
 from syw.models import esim, resume
 from syw.models.resume import EpochState
 from syw.models.tasks import pair
@@ -137,9 +140,11 @@ def test_the_record_of_a_resumed_trial_counts_its_earlier_epochs(tmp_path, monke
     (tmp_path / "toy_resumed.yaml").write_text(f"inherits: toy\ntrain: {{_target_: {__name__}.resumed_toy}}\n")
     family = load_family("toy_resumed", name="toy", dirs=[tmp_path])
     paths = {"data_dir": str(tmp_path), "cache_dir": str(tmp_path / "cache")}
+    clock = iter([10.0, 12.5])  # this run's start and end: 2.5 s, on a clock of the test's own
+    monkeypatch.setattr(trial_module, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
     [record] = trials_in_process(monkeypatch, family, "toy", {"name": "toy"}, paths, [0])
     assert record["status"] == "ok" and record["resumed_after_epochs"] == [2]
-    assert 300.0 <= record["duration_seconds"] < 330.0  # epochs 1-2 (300 s) and this run's few seconds
+    assert record["duration_seconds"] == 302.5  # epochs 1-2 (300 s) and this run's 2.5 s
 
 
 def test_short_epochs_are_not_saved(tmp_path, monkeypatch):

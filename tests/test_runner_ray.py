@@ -14,7 +14,7 @@ import pytest
 from benchmarks.ray_start import ONE_START
 from syw.core.records import RecordsBusy, RecordsWriter, done_indices, iter_records
 from syw.experiments.space import load_family
-from tests.runner_util import REPO, records, run, runner_env
+from tests.runner_util import REPO, importable_package, records, run, runner_env
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -91,39 +91,49 @@ def test_local_ray_stays_on_loopback_without_the_variable(tmp_path):
 
 
 STOP_LOCAL_RAY = """
-import time
+import json
+from ray._private.node import Node
 from syw.experiments.cluster import start_ray, stop_ray
 import ray
 start_ray("local", 0)
-monitor = ray._private.worker._global_node.all_processes["monitor"][0].process
-start = time.perf_counter()
+node = ray._private.worker._global_node
+monitor = node.all_processes["monitor"][0].process
+gcs = node.all_processes["gcs_server"][0].process
+killed, kill = [], Node._kill_process_type
+def spy(self, process_type, *args, **kwargs):  # which process is killed, and whether the GCS still ran then
+    killed.append([process_type, gcs.poll() is None, kwargs.get("allow_graceful", False)])
+    return kill(self, process_type, *args, **kwargs)
+Node._kill_process_type = spy
 stop_ray()
-print(monitor.pid, monitor.poll(), round(time.perf_counter() - start, 3))
+print(json.dumps({"killed": killed, "monitor": [monitor.pid, monitor.poll()]}))
 """
 
 
-def test_stopping_a_local_ray_does_not_wait_on_its_monitor():
-    """Plain ray.shutdown() SIGTERMs the autoscaler monitor after the GCS is gone and waits its 1 s
-    timeout for it; stop_ray kills the monitor first and is done in about a third of a second."""
+def test_stopping_a_local_ray_kills_its_monitor_before_the_gcs():
+    """Plain ray.shutdown() stops the GCS first and then SIGTERMs the autoscaler monitor, whose handler
+    waits on the dead GCS until Ray kills it a second later; stop_ray kills the monitor first, while the
+    GCS still runs, at once (SIGKILL), and Ray's shutdown then has no monitor left to wait on."""
     done = subprocess.run([sys.executable, "-c", STOP_LOCAL_RAY], cwd=REPO, env=runner_env(), capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
-    pid, status, seconds = done.stdout.split()
-    assert status != "None" and float(seconds) < 1.0, done.stdout
-    assert not Path(f"/proc/{pid}").exists()
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    kinds = [kind for kind, _, _ in seen["killed"]]
+    assert seen["killed"][0] == ["monitor", True, False] and kinds.count("monitor") == 1, seen
+    assert "gcs_server" in kinds[1:], seen
+    pid, status = seen["monitor"]
+    assert status == -signal.SIGKILL and not Path(f"/proc/{pid}").exists()
 
 
 def test_local_ray_retries_connects_every_tenth_of_a_second():
     """The GCS, which hands the raylet its config, gets the runner's connect retries (Ray's default:
-    a whole second between tries, which a start here missed about 1 time in 3), and the raylet's
-    object manager is up well within a second of its object store."""
+    a whole second between tries, which a start here missed about 1 time in 3); how soon the object
+    manager is up after its store is a timing, measured by benchmarks/ray_start.py."""
     done = subprocess.run([sys.executable, "-c", ONE_START, "suite"], cwd=REPO, env=runner_env(), capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["config"]["raylet_client_connect_timeout_milliseconds"] == 100
     assert seen["config"]["raylet_client_num_connect_attempts"] == 100  # Ray's 10-s limit kept
-    assert 0 <= seen["store_gap"] < 0.5, seen
 
 
 def started_until(path: Path, n: int, *overrides: str, **popen) -> subprocess.Popen:
@@ -306,19 +316,51 @@ def test_ctrl_c_says_the_study_stopped_and_the_same_command_resumes(tmp_path):
     assert "[toy/later] trial" not in stdout and not (out / "toy" / "later.jsonl").exists()
 
 
+# A trial that says it arrived (a file named after its family and index), then waits until ``meet`` trials have
+# arrived or ``patience_seconds`` pass: its score is how many had arrived when it left.
+ARRIVAL_PROBE = """
+import time
+from pathlib import Path
+
+from syw.core.context import TrialOutcome
+from syw.core.settings import resolve
+
+SETTINGS = {"x": {"type": "float"}, "meet": {"type": "int", "min": 1}, "folder": {"type": "str"},
+            "patience_seconds": {"type": "float", "min": 0.0}}
+
+
+def train(params, ctx):
+    params = resolve(params, SETTINGS)
+    folder = Path(params["folder"])
+    (folder / f"{ctx.family}-{ctx.trial_index}").write_text("")
+    deadline = time.monotonic() + params["patience_seconds"]
+    while len(list(folder.iterdir())) < params["meet"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return TrialOutcome(metric=float(len(list(folder.iterdir()))))
+"""
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two slots")
 def test_the_next_family_fills_the_slot_the_last_trial_of_the_one_before_leaves(tmp_path):
-    """Two slots, one 10-s trial of the first family, then three short ones of the next: they start beside it,
-    not after it (family by family, the second slot would idle for those 10 s; starting a worker takes seconds)."""
-    out, folder = tmp_path / "results", tmp_path / "fam"
-    overrides = slow_toy(folder, 10.0)
-    (folder / "short.yaml").write_text("inherits: toy\nfixed: {work_seconds: 0.5}\n")
-    done = run(*overrides, "+study.families.later=short", "+study.trials={toy: 1}", "trials=3", f"paths.results_dir={out}")
+    """Two slots, one trial of the first family that waits for a second trial to arrive beside it, then three of
+    the next family: one of those starts while it waits, and it leaves with 2 arrived (family by family, it would
+    wait alone until its patience ran out and score 1)."""
+    out, fam, arrived = tmp_path / "results", tmp_path / "fam", tmp_path / "arrived"
+    for folder in (fam, arrived, tmp_path / "code"):
+        folder.mkdir()
+    for name, meet, patience in (("first", 2, 300), ("later", 1, 0)):
+        (fam / f"{name}.yaml").write_text(f"label: {name}\ntrain: {{_target_: slotprobe.probe.train}}\n"
+                                          f"fixed: {{meet: {meet}, folder: {arrived}, patience_seconds: {patience}}}\n"
+                                          "search:\n  x: {distribution: uniform, low: 0.0, high: 1.0}\n")
+    with importable_package(tmp_path / "code", "slotprobe", {"probe": ARRIVAL_PROBE}):
+        done = run("study=toy", f"paths.family_dirs=[{fam}]", "study.families.toy=first", "+study.families.later=later",
+                   "+study.trials={toy: 1}", "trials=3", f"paths.results_dir={out}",
+                   env=runner_env(PYTHONPATH=str(tmp_path / "code")), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     (first,), later = records(out / "toy" / "toy.jsonl"), records(out / "toy" / "later.jsonl")
     assert sorted(r["trial"] for r in later) == [0, 1, 2] and {r["family"] for r in later} == {"later"}
     assert "[toy/toy] 1 of 1 trials to run" in done.stdout and "[toy/later] 3 of 3 trials to run" in done.stdout
-    assert min(r["started_at"] for r in later) < first["ended_at"]
+    assert first["value"] >= 2.0, first  # a trial of the next family arrived while the first one ran
 
 
 def test_a_smaller_trials_setting_over_more_records_finishes_as_done(tmp_path):
