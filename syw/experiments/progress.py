@@ -1,7 +1,7 @@
 """Progress of a running study: write each finished trial's record and print one line for it."""
 from __future__ import annotations
 
-from syw.core.records import RecordsWriter
+from syw.core.records import RecordsWriteError, RecordsWriter
 from syw.core.units import human_duration
 from syw.experiments.same_inputs import READ_THIS_RUN
 from syw.experiments.space import Family
@@ -25,7 +25,8 @@ class Progress:
         self.best: float | None = None
         self.durations: list[float] = []
         self.recorded: set = set()  # (trial, rerun) of each record: a seed rerun is its own
-        self.data_problem: str | None = None  # the message of the first trial that met a data problem
+        # the message of the first trial that met a data problem, or whose record the disk did not take: it stops the study
+        self.data_problem: str | None = None
         for record in earlier:
             self._count(record)
 
@@ -47,7 +48,14 @@ class Progress:
                 print(f"[{record['study']}/{self.family.name}] trial {record['trial']:>3} found a data file missing, "
                       "malformed or changed; stopping the study (no record written)", flush=True)
             return
-        self.writer.append(record)
+        try:
+            self.writer.append(record)
+        except RecordsWriteError as err:  # none of it was kept: the study stops, the trial runs again with the command
+            if self.data_problem is None:
+                self.data_problem = f"{err.filename}: {err.strerror}"
+                print(f"[{record['study']}/{self.family.name}] trial {record['trial']:>3} not recorded: the records file "
+                      "took none of it; stopping the study", flush=True)
+            return
         self.left -= 1
         self._count(record)
         value = record.get("value")

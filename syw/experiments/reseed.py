@@ -12,6 +12,7 @@ record. ``syw seeds`` reports the spread.
 """
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from contextlib import ExitStack
@@ -146,6 +147,7 @@ def main(cfg: DictConfig) -> None:
     with exit_on(PreflightError, RecordsBusy):  # before Ray's start-up, and before anything is written
         study_dir = Path(cfg.paths.results_dir) / cfg.study.name
         preflight(cfg, [reseed_path(study_dir, records_file(cfg, family)) for family, jobs in todo.values() if jobs])
+    logging.raiseExceptions = False  # a log line a full disk did not take is no traceback: the run's error line says why
     started = time.perf_counter()
     start_ray(cfg.ray.address, cfg.ray.verbose)
     try:

@@ -11,6 +11,7 @@ Assignments are seeded random draws, or suggested by an adaptive tuner (``strate
 """
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from contextlib import ExitStack
@@ -227,6 +228,7 @@ def main(cfg: DictConfig) -> None:
         return
     with exit_on(PreflightError, RecordsBusy):  # before Ray's start-up, and before anything is written
         preflight(cfg, [records_file(cfg, f) for f in families if todo[f.name]])
+    logging.raiseExceptions = False  # a log line a full disk did not take is no traceback: the run's error line says why
     started = time.perf_counter()
     joined = start_ray(cfg.ray.address, cfg.ray.verbose)
     import ray

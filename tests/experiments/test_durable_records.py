@@ -179,3 +179,24 @@ def test_a_claimed_lock_is_held_for_this_process_and_refuses_another_runner(tmp_
     with pytest.raises(RecordsBusy):  # still held after the writers closed
         records._Lock(records._lock_path(path), path)
     assert [r["trial"] for r in iter_records(path)] == [0, 1]
+
+
+def test_progress_announces_no_record_the_disk_did_not_take_and_stops(tmp_path, monkeypatch, capsys):
+    from types import SimpleNamespace
+
+    from syw.experiments.progress import Progress
+
+    path = tmp_path / "toy.jsonl"
+    with RecordsWriter(path) as writer:
+        progress = Progress(writer, SimpleNamespace(name="toy"), "score", True, 2, 2, 1, {"study": "toy", "family": "toy"})
+        record = {"trial": 0, "params": {}, "status": "ok", "value": 0.5, "duration_seconds": 1.0}
+        progress.finish(record)
+        failing_write(monkeypatch, after=3)
+        progress.finish({**record, "trial": 1})
+        monkeypatch.undo()
+    assert [r["trial"] for r in iter_records(path)] == [0]
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and "1 of 2 recorded" in out[0]
+    assert out[1] == "[toy/toy] trial   1 not recorded: the records file took none of it; stopping the study"
+    assert progress.data_problem.startswith(f"{path}: cannot write trial 1's record (No space left on device); the file was "
+                                            "rolled back to its last complete line")

@@ -1,8 +1,7 @@
 """Faults of the machine a study runs on are one line and exit status 2 before Ray starts, with nothing
 written: results locations of the wrong type or read-only, Ray's temporary folder read-only or full,
 a read-only HOME where Ray would make its auth token, no token for a cluster, an unreadable data file,
-a second runner on the same records. Read-only folders and small file systems are mounts in a mount
-namespace of the runner's own (``unshare``), gone when it ends."""
+a second runner on the same records (read-only folders and small file systems: tests/experiments/mounts.py)."""
 import json
 import os
 import shutil
@@ -14,18 +13,10 @@ import pytest
 
 from syw.core.records import RecordsWriter
 from syw.experiments.space import load_family
+from tests.experiments.mounts import in_namespace, needs_mounts, read_only
 from tests.runner_util import REPO, runner_env
 
 pytestmark = pytest.mark.slow
-
-
-def can_unshare() -> bool:
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        return False
-    return subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode == 0
-
-
-needs_mounts = pytest.mark.skipif(not can_unshare(), reason="needs root and unshare for read-only and tiny mounts")
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
@@ -37,17 +28,13 @@ def refused(*overrides: str, mounts: str = "", **env: str) -> str:
     namespace); it must exit 2 before Ray starts, without a traceback."""
     command = [sys.executable, "-m", "syw", "run", "study=toy", "trials=2", *overrides]
     if mounts:
-        command = ["unshare", "--mount", "--propagation", "private", "sh", "-ec", f'{mounts}\nexec "$@"', "sh", *command]
+        command = in_namespace(mounts, command)
     done = subprocess.run(command, cwd=REPO, env={**runner_env(), **env}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-3000:]
     assert "Ray ready" not in done.stdout and "Traceback" not in done.stderr, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
     return lines[0]
-
-
-def read_only(folder: Path) -> str:
-    return f"mount --bind {folder} {folder}\nmount -o remount,bind,ro {folder}"
 
 
 @pytest.mark.parametrize("layout, results, expect", [
