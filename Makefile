@@ -80,45 +80,45 @@ clean-env:
 
 .PHONY: bench-runner bench-ray-start bench-core-rate
 bench-runner: env
-	$(PY) benchmarks/runner_overhead.py
+	$(PY) -m benchmarks.runner_overhead
 
 # One thread's matrix-product rate with 1 and 2 processes at once: do side-by-side trials slow each other?
 bench-core-rate: env
-	$(PY) benchmarks/core_rate.py $(BENCH_ARGS)
+	$(PY) -m benchmarks.core_rate $(BENCH_ARGS)
 
 bench-ray-start: env
-	$(PY) benchmarks/ray_start.py
+	$(PY) -m benchmarks.ray_start
 
 .PHONY: bench-lr bench-cnn bench-cnn-batching bench-scitail bench-bidaf bench-bcn bench-bilm bench-elmo bench-denormals
 bench-lr: env
-	$(PY) benchmarks/lr_study.py
+	$(PY) -m benchmarks.lr_study
 
 bench-cnn: env
-	$(PY) benchmarks/cnn_timing.py
+	$(PY) -m benchmarks.cnn_timing
 
 bench-cnn-batching: env
-	$(PY) benchmarks/cnn_batching.py
+	$(PY) -m benchmarks.cnn_batching
 
 # SciTail seconds per epoch and per trial on the full train split (study scitail_cpu); BENCH_ARGS e.g.
 # --study scitail_reduced, --family esim dgem, --trials 6, --batches 8
 BENCH_ARGS ?=
 bench-scitail: env
-	$(PY) benchmarks/scitail_timing.py $(BENCH_ARGS)
+	$(PY) -m benchmarks.scitail_timing $(BENCH_ARGS)
 
 bench-bidaf: env
-	$(PY) benchmarks/bidaf_timing.py
+	$(PY) -m benchmarks.bidaf_timing
 
 bench-bcn: env
-	$(PY) benchmarks/bcn_timing.py
+	$(PY) -m benchmarks.bcn_timing
 
 bench-bilm: env
-	$(PY) benchmarks/bilm_timing.py
+	$(PY) -m benchmarks.bilm_timing
 
 bench-elmo: env
-	$(PY) benchmarks/elmo_speed.py
+	$(PY) -m benchmarks.elmo_speed
 
 bench-denormals: env
-	$(PY) benchmarks/denormals.py
+	$(PY) -m benchmarks.denormals
 
 # Case study 5 on a CPU, the steps conf/study/ptb_melis_reduced.yaml lists: random search of the three
 # cells, three GP-tuner runs of the LSTM, the seed reruns of each cell's best assignment. Each step
@@ -132,14 +132,14 @@ study5-reduced: env
 # BENCH_ARGS='--study ptb_melis --device cuda --test-windows 100'
 .PHONY: bench-lm
 bench-lm: env
-	$(PY) benchmarks/lm_timing.py $(BENCH_ARGS)
+	$(PY) -m benchmarks.lm_timing $(BENCH_ARGS)
 
 # Every family file trained a few steps on CUDA (the CPU without a GPU), timed against the CPU (issue 38);
 # with a CUDA torch: make gpu-check TORCH_SPEC=torch. GPU_CHECK_ARGS: e.g. --out FILE, --families STEM ...
 .PHONY: gpu-check
 GPU_CHECK_ARGS ?=
 gpu-check: env
-	$(PY) benchmarks/gpu_check.py $(GPU_CHECK_ARGS)
+	$(PY) -m benchmarks.gpu_check $(GPU_CHECK_ARGS)
 
 # Issue 62's Figure-1 study (conf/study/sst5_as_run_200.yaml: 200 LR + 200 as-run CNN trials, about 4 h here),
 # stamped in its run.log like case study 5's steps; resumes where a stopped run ended. Needs SYW_DATA_DIR.

@@ -9,7 +9,7 @@ the weights). Prints wall seconds and this process's CPU seconds per epoch (on a
 CPU seconds are what an idle core would take), and the CPU seconds of the biLM alone over the
 training batches (forward; and backward when fine-tuned).
 
-    SYW_DATA_DIR=../shared/data .venv/bin/python benchmarks/bcn_timing.py [--family ...] [--trials N]
+    SYW_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.bcn_timing [--family ...] [--trials N]
 """
 from __future__ import annotations
 
@@ -22,20 +22,19 @@ from typing import NamedTuple
 
 import torch
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from benchmarks.flops import clock, data_dir, efficiency, matmul_gflops, pass_flops
+from syw.core.context import TrialContext
+from syw.core.entry import run_main
+from syw.core.settings import resolve
+from syw.experiments.space import load_family, study_config, trial_seed
+from syw.models import bcn
+from syw.models.elmo.bilm import BiLm
+from syw.models.elmo.options import read_options
+from syw.models.elmo.pretrain import bilm_options
+from syw.models.tasks import sentence
+from syw.models.trainer import build_optimizer, seed_everything
 
-from benchmarks.flops import clock, data_dir, efficiency, matmul_gflops, pass_flops  # noqa: E402
-from syw.core.context import TrialContext  # noqa: E402
-from syw.core.entry import run_main  # noqa: E402
-from syw.core.settings import resolve  # noqa: E402
-from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
-from syw.models import bcn  # noqa: E402
-from syw.models.elmo.bilm import BiLm  # noqa: E402
-from syw.models.elmo.options import read_options  # noqa: E402
-from syw.models.elmo.pretrain import bilm_options  # noqa: E402
-from syw.models.tasks import sentence  # noqa: E402
-from syw.models.trainer import build_optimizer, seed_everything  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 SIZES = ("pre_encode_ff_hidden_dims", "pre_encode_ff_layers", "encoder_hidden_size", "encoder_layers",
          "integrator_hidden_size", "integrator_layers", "use_integrator_output_elmo")

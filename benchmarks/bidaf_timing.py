@@ -13,7 +13,7 @@ and direction forward; training is counted as 3x the forward).
 With ``--estimate N`` the first N assignments are only counted, not timed: each trial's seconds
 from its FLOPs at the rate the timed trials reached, and the study's wall time at 2 trials at once.
 
-    SYW_DATA_DIR=../shared/data python benchmarks/bidaf_timing.py [--trials 3 --batches 4 --dev-questions 128 --estimate 16]
+    SYW_DATA_DIR=../shared/data python -m benchmarks.bidaf_timing [--trials 3 --batches 4 --dev-questions 128 --estimate 16]
 """
 from __future__ import annotations
 
@@ -24,17 +24,16 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from benchmarks.flops import clock, data_dir, efficiency, family_parser, matmul_gflops, pass_flops
+from syw.core.context import TrialContext
+from syw.core.entry import run_main
+from syw.core.settings import resolve
+from syw.experiments.space import load_family, study_config, trial_seed
+from syw.models import bidaf
+from syw.models.tasks import span
+from syw.models.trainer import build_optimizer, seed_everything
 
-from benchmarks.flops import clock, data_dir, efficiency, family_parser, matmul_gflops, pass_flops  # noqa: E402
-from syw.core.context import TrialContext  # noqa: E402
-from syw.core.entry import run_main  # noqa: E402
-from syw.core.settings import resolve  # noqa: E402
-from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
-from syw.models import bidaf  # noqa: E402
-from syw.models.tasks import span  # noqa: E402
-from syw.models.trainer import build_optimizer, seed_everything  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 LSTMS = (("phrase", "phrase_layer", "phrase_layers"), ("modeling", "modeling_layer", "modeling_layers"),
          ("span end", "span_end_encoder", "span_end_encoder_layers"))

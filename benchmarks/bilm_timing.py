@@ -6,23 +6,20 @@ machine's wall rate lies between the CPU-second rate and twice it), and the FLOP
 counter over the character CNN, the LSTM's products and the sampled softmax, forward and backward)
 against this core's matrix-product rate. Usage:
 
-    .venv/bin/python benchmarks/bilm_timing.py [--steps N] [--threads 1 2]
+    .venv/bin/python -m benchmarks.bilm_timing [--steps N] [--threads 1 2]
 """
 from __future__ import annotations
 
 import argparse
 import random
 import sys
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks.flops import clock, efficiency, matmul_gflops, pass_flops  # noqa: E402
-from syw.core.entry import run_main  # noqa: E402
-from syw.models.elmo.lm import Encoded, LanguageModel  # noqa: E402
-from syw.models.elmo.pretrain import bilm_options  # noqa: E402
+from benchmarks.flops import clock, efficiency, matmul_gflops, pass_flops
+from syw.core.entry import run_main
+from syw.models.elmo.lm import Encoded, LanguageModel
+from syw.models.elmo.pretrain import bilm_options
 
 SIZES = [(512, 128, 4), (256, 64, 8), (128, 32, 16)]  # cell, projection, filter divisor
 VOCAB, BATCH, LENGTH, SAMPLES = 20_000, 64, 25, 1024

@@ -1,6 +1,6 @@
 """One CNN training epoch on SST-5 train under each way of batching, in one run.
 
-    SYW_DATA_DIR=... python benchmarks/cnn_batching.py     # (or: make bench-cnn-batching)
+    SYW_DATA_DIR=... python -m benchmarks.cnn_batching     # (or: make bench-cnn-batching)
 
 Times an epoch of a mid-sized as-run model (filter widths 1-4, 288 filters, projection 256,
 one thread) with length-bucketed batches, and with the authors' random batches computed

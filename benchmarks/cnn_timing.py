@@ -1,6 +1,6 @@
 """CNN timing of a finished study, read from its trial records (no training).
 
-    python benchmarks/cnn_timing.py [results/sst5/cnn.jsonl]     # (or: make bench-cnn)
+    python -m benchmarks.cnn_timing [results/sst5/cnn.jsonl]     # (or: make bench-cnn)
 
 Prints seconds per epoch and per trial, the study's wall time (first trial start
 to last trial end, and the whole command from the run log if given), and what

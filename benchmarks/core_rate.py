@@ -1,7 +1,7 @@
 """One thread's float32 matrix-product rate with 1, 2, ... processes computing at once: whether the
 trials a study runs side by side (one per core, one thread each) slow each other down.
 
-    python benchmarks/core_rate.py [--processes 1 2] [--rounds 5]    # (or: make bench-core-rate)
+    python -m benchmarks.core_rate [--processes 1 2] [--rounds 5]    # (or: make bench-core-rate)
 
 Each round starts every count of processes in turn, each process a fresh interpreter on one torch
 thread timing :func:`benchmarks.flops.matmul_gflops` (GFLOP per CPU second) after a go signal that

@@ -15,8 +15,8 @@ by side:
   and clipping), kept and flushed in two processes at once (one per core, so both see the same
   machine), printing seconds per step every ``--every`` steps.
 
-    SYW_DATA_DIR=../shared/data .venv/bin/python benchmarks/denormals.py [--study S] [--family F] [--trials I ...]
-    SYW_DATA_DIR=../shared/data .venv/bin/python benchmarks/denormals.py --study squad_reduced --family bidaf --trials 13 --steps 30
+    SYW_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.denormals [--study S] [--family F] [--trials I ...]
+    SYW_DATA_DIR=../shared/data .venv/bin/python -m benchmarks.denormals --study squad_reduced --family bidaf --trials 13 --steps 30
 """
 from __future__ import annotations
 
@@ -29,16 +29,15 @@ import sys
 import time
 from pathlib import Path
 
+from hydra.utils import get_method
+
+from benchmarks.flops import data_dir
+from syw.core.context import TrialContext
+from syw.core.entry import run_main
+from syw.core.settings import resolve
+from syw.experiments.space import load_family, study_config, trial_seed
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from hydra.utils import get_method  # noqa: E402
-
-from benchmarks.flops import data_dir  # noqa: E402
-from syw.core.context import TrialContext  # noqa: E402
-from syw.core.entry import run_main  # noqa: E402
-from syw.core.settings import resolve  # noqa: E402
-from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
 
 
 def default_trials(family, n: int) -> list[int]:

@@ -9,7 +9,7 @@ torch 2.13: "the following normally-nondeterministic operations will act determi
 for CUDA tensors. A CUDA run can dispatch some layers differently (an LSTM as one cuDNN call), so
 this is what the model's code asks for, not a CUDA trace.
 
-    .venv/bin/python benchmarks/deterministic_ops.py [--families STEM ...]   # prints the docs' table
+    .venv/bin/python -m benchmarks.deterministic_ops [--families STEM ...]   # prints the docs' table
 """
 from __future__ import annotations
 
@@ -22,12 +22,11 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from benchmarks.gpu_check import FAMILY_DIR, SEED, trial_zero
+from syw.core.entry import run_main
+from syw.models.trainer import seed_everything
 
-from benchmarks.gpu_check import FAMILY_DIR, SEED, trial_zero  # noqa: E402
-from syw.core.entry import run_main  # noqa: E402
-from syw.models.trainer import seed_everything  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 # One family file per model, as the paper sets it (the variants share the model's code).
 DEFAULT = ("sst5_cnn", "sst2_bcn_glove", "sst2_bcn_elmo_frozen", "sst2_bcn_elmo_finetuned", "scitail_ngram",

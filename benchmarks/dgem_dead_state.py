@@ -13,7 +13,7 @@ the steps, and the gradient norm on one dev batch after them (dropout off); then
 dev accuracy in the study's records (when present). An assignment counts as dead when it gives
 every dev pair one answer and its gradient norm is below 1e-6.
 
-    SYW_DATA_DIR=../shared/data python benchmarks/dgem_dead_state.py [--study scitail_reduced] [--steps 50]
+    SYW_DATA_DIR=../shared/data python -m benchmarks.dgem_dead_state [--study scitail_reduced] [--steps 50]
 """
 from __future__ import annotations
 
@@ -25,16 +25,15 @@ from pathlib import Path
 import torch
 from torch import nn
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from benchmarks.flops import data_dir, family_parser
+from syw.core.context import TrialContext
+from syw.core.entry import run_main
+from syw.core.settings import resolve
+from syw.experiments.space import load_family, study_config, trial_seed
+from syw.models.tasks import pair
+from syw.models.trainer import build_optimizer, seed_everything, update
 
-from benchmarks.flops import data_dir, family_parser  # noqa: E402
-from syw.core.context import TrialContext  # noqa: E402
-from syw.core.entry import run_main  # noqa: E402
-from syw.core.settings import resolve  # noqa: E402
-from syw.experiments.space import load_family, study_config, trial_seed  # noqa: E402
-from syw.models.tasks import pair  # noqa: E402
-from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def torch_defaults_(model: nn.Module) -> None:

@@ -5,7 +5,7 @@ quarter of its filters (512, as the LSTM is scaled down; the full 2048 filters a
 2048-wide highway layers alone would take ~10x the LSTM's time), on random character ids,
 batch 32 x 20 tokens (22 positions with the boundary tokens). Each line also times the
 biLSTM alone, the hot path. Usage:
-``.venv/bin/python benchmarks/elmo_speed.py [--repeats N]``.
+``.venv/bin/python -m benchmarks.elmo_speed [--repeats N]``.
 """
 from __future__ import annotations
 

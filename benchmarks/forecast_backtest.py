@@ -10,7 +10,7 @@ of choosing the k trials:
 - ``--subsets`` random subsets of k trials (no order assumed), forecasts only, no interval
   (and no noisy quadratic, too slow to fit that often).
 
-    .venv/bin/python benchmarks/forecast_backtest.py --out docs/forecast_backtest.md
+    .venv/bin/python -m benchmarks.forecast_backtest --out docs/forecast_backtest.md
 
 takes 12 to 22 minutes on one core of a busy 2-core machine (``--resamples 20 --subsets 3`` for
 a quick look); every fit is seeded, so a rerun writes the same numbers.
@@ -81,7 +81,7 @@ def fmt(value: float, digits: int = 4) -> str:
 def report(first: pd.DataFrame, random: pd.DataFrame, meta: pd.DataFrame, args: argparse.Namespace) -> str:
     models = list(INTERVAL_MODELS + POINT_MODELS)
     out = ["# Forecast back-test on the authors' published trials", "",
-           "Produced by `.venv/bin/python benchmarks/forecast_backtest.py "
+           "Produced by `.venv/bin/python -m benchmarks.forecast_backtest "
            f"--resamples {args.resamples} --subsets {args.subsets} --out docs/forecast_backtest.md` "
            "(the four camera-ready files of Dodge et al. 2019 in `results/paper/`, checked by sha256).", "",
            "Each model is fitted to k trials of a family and forecasts the expected maximum at n = N "

@@ -15,7 +15,7 @@ Needs torch, numpy, scipy, scikit-learn, h5py and pyyaml: no Ray, Hydra or omega
 where the runner cannot (family files are read here with pyyaml). Without a GPU it says so in
 one line and checks on the CPU. Writes a JSON report; exit status 1 when a family fails.
 
-    .venv/bin/python benchmarks/gpu_check.py [--out FILE] [--families STEM ...] [--device cpu]
+    .venv/bin/python -m benchmarks.gpu_check [--out FILE] [--families STEM ...] [--device cpu]
         [--deterministic] [--no-cpu-timing]
     make gpu-check  (with a CUDA torch: make gpu-check TORCH_SPEC=torch)
 """
@@ -41,14 +41,13 @@ import torch
 import yaml
 from torch import nn
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from syw.core.context import TrialContext
+from syw.core.entry import run_main
+from syw.core.settings import resolve
+from syw.experiments.space import sample, trial_rng, trial_seed
+from syw.models.trainer import build_optimizer, seed_everything, update
 
-from syw.core.context import TrialContext  # noqa: E402
-from syw.core.entry import run_main  # noqa: E402
-from syw.core.settings import resolve  # noqa: E402
-from syw.experiments.space import sample, trial_rng, trial_seed  # noqa: E402
-from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 FAMILY_DIR = REPO / "conf" / "search_space"
 REPORTS = REPO / "benchmarks" / "gpu_reports"  # one report per device name: a CPU run never overwrites a GPU's

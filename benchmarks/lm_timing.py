@@ -14,7 +14,7 @@ efficiency is the epoch's FLOPs per second against the device's float32 matrix-p
 (:func:`benchmarks.flops.matmul_gflops`). ``--device cuda`` times the first GPU in wall seconds between
 synchronisations, float32 kept IEEE as in a trial (``syw.models.trainer.configure_torch``).
 
-    nice -n 19 .venv/bin/python benchmarks/lm_timing.py [--study ptb_melis_reduced] [--family lstm ...]
+    nice -n 19 .venv/bin/python -m benchmarks.lm_timing [--study ptb_melis_reduced] [--family lstm ...]
         [--device cuda] [--test-windows N]
 """
 from __future__ import annotations
@@ -25,15 +25,14 @@ from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from benchmarks.flops import device_seconds, efficiency, pass_flops, study_timing
+from syw.core.entry import positive_int, run_main
+from syw.core.units import count
+from syw.models.lm_budget import parameter_count
+from syw.models.tasks import lm as task
+from syw.models.trainer import seed_everything, update
 
-from benchmarks.flops import device_seconds, efficiency, pass_flops, study_timing  # noqa: E402
-from syw.core.entry import positive_int, run_main  # noqa: E402
-from syw.core.units import count  # noqa: E402
-from syw.models.lm_budget import parameter_count  # noqa: E402
-from syw.models.tasks import lm as task  # noqa: E402
-from syw.models.trainer import seed_everything, update  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def prefix(stream: task.TokenStream, batch_size: int, bptt: int, windows: int | None) -> tuple[task.TokenStream, float]:

@@ -1,7 +1,7 @@
 """The suite's 50-trial LR study (Table 3) against a plain sequential loop over the same 50 assignments.
 
-    SYW_DATA_DIR=/path/to/data python benchmarks/lr_study.py      # (or: make bench-lr)
-    SYW_DATA_DIR=/path/to/data python benchmarks/lr_study.py --ray-address auto   # on a running Ray
+    SYW_DATA_DIR=/path/to/data python -m benchmarks.lr_study      # (or: make bench-lr)
+    SYW_DATA_DIR=/path/to/data python -m benchmarks.lr_study --ray-address auto   # on a running Ray
 
 The loop reads SST once, then for every assignment does what the authors' scikit-learn
 script does: fit the vectorizer on train + dev text, transform train and dev, fit the
@@ -31,14 +31,13 @@ from datetime import datetime
 from multiprocessing import get_context
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from syw.core.entry import run_main
+from syw.data.sst import read_sst
+from syw.experiments.space import load_family, trial_seed
+from syw.models.logistic_regression import load_features, make_classifier, make_vectorizer
+from syw.models.tasks.sentence import dataset_key, load_texts
 
-from syw.core.entry import run_main  # noqa: E402
-from syw.data.sst import read_sst  # noqa: E402
-from syw.experiments.space import load_family, trial_seed  # noqa: E402
-from syw.models.logistic_regression import load_features, make_classifier, make_vectorizer  # noqa: E402
-from syw.models.tasks.sentence import dataset_key, load_texts  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 SST5 = dataset_key({"name": "sst", "granularity": "fine", "subtrees": False})
 

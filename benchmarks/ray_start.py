@@ -1,6 +1,6 @@
 """Starting a local Ray: Ray's default connect retries against the runner's ``LOCAL_RAY_SYSTEM_CONFIG``.
 
-    python benchmarks/ray_start.py [--starts 10]      # (or: make bench-ray-start)
+    python -m benchmarks.ray_start [--starts 10]      # (or: make bench-ray-start)
 
 Each start is a fresh process, as every study command is; the two settings alternate so both
 see the same machine noise. For each start it prints the seconds in ``ray.init`` (the runner's

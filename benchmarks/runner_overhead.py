@@ -1,6 +1,6 @@
 """Runner overhead: a 20-trial toy study whose trials busy one core for 2 s each, 2 at a time.
 
-    python benchmarks/runner_overhead.py      # (or: make bench-runner)
+    python -m benchmarks.runner_overhead      # (or: make bench-runner)
 
 Prints the wall time of the whole command, Ray start-up (ray.init and Tune's
 start until the first trial begins), the study itself (first trial start to

@@ -9,7 +9,7 @@ scaled to the whole train split), seconds per trial at the family's epochs, pair
 the work per epoch in GFLOP (multiply-adds of the matrix products and LSTMs, counted with torch's
 FLOP counter on the timed batches) against this core's measured fp32 matrix-product rate.
 
-    SYW_DATA_DIR=../shared/data python benchmarks/scitail_timing.py [--study scitail_cpu] [--family esim ...]
+    SYW_DATA_DIR=../shared/data python -m benchmarks.scitail_timing [--study scitail_cpu] [--family esim ...]
 """
 from __future__ import annotations
 
@@ -18,14 +18,13 @@ from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from benchmarks.flops import clock, efficiency, pass_flops, study_timing
+from syw.core.context import TrialContext
+from syw.core.entry import run_main
+from syw.models.tasks import pair
+from syw.models.trainer import build_optimizer, seed_everything, update
 
-from benchmarks.flops import clock, efficiency, pass_flops, study_timing  # noqa: E402
-from syw.core.context import TrialContext  # noqa: E402
-from syw.core.entry import run_main  # noqa: E402
-from syw.models.tasks import pair  # noqa: E402
-from syw.models.trainer import build_optimizer, seed_everything, update  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def time_assignment(module, params: dict, ctx: TrialContext, batches: int) -> dict[str, float]:
