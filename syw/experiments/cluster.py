@@ -5,8 +5,12 @@ Everything stays on loopback unless a cluster address says otherwise; clusters s
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +55,119 @@ def on_loopback(joining: str | None) -> bool:
 LOCAL_RAY_SYSTEM_CONFIG = {"raylet_client_connect_timeout_milliseconds": 100, "raylet_client_num_connect_attempts": 100}
 
 
-def start_ray(address: str | None, verbose: int) -> str | None:
+def ray_log(results_dir: str | Path, study: str) -> Path:
+    """Where a study's runs keep Ray's own messages (a dead worker's report, Tune's errors), appended
+    to: ``<results_dir>/.tune/<study>.ray.log``, beside Tune's folders (git-ignored)."""
+    return Path(results_dir).resolve() / ".tune" / f"{study}.ray.log"
+
+
+def log_ray_to(log: Path | None, verbose: int) -> None:
+    """Write the driver's Ray messages to ``log`` (None: nowhere), and to the console only with ``verbose``
+    (Ray Tune's own tables on): with it off the console has the runner's lines alone, one for a lost worker.
+
+    Ray 2.60 prints each error the cluster publishes (a dead worker or node: a 30-line report) to
+    stdout, from a thread of its own, through ``ray._private.worker.print_to_stdstream``; with
+    ``verbose`` off that goes to ``log`` too.
+    """
+    import ray._private.worker as ray_worker  # Ray 2.60's layout
+
+    global _log_handler, _ray_print
+    ray_logger = logging.getLogger("ray")
+    if _log_handler is not None:  # an earlier study of this process (the tests) logged elsewhere
+        ray_logger.removeHandler(_log_handler)
+        _log_handler.close()
+        _log_handler = None
+    for handler in ray_logger.handlers:  # Ray's own handler, on stderr
+        handler.setLevel(logging.INFO if verbose else logging.CRITICAL + 1)
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        _log_handler = logging.FileHandler(log, encoding="utf-8")  # ray.init gives it Ray's own format
+        ray_logger.addHandler(_log_handler)
+    _ray_print = _ray_print or getattr(ray_worker, "print_to_stdstream", None)
+    if _ray_print is not None:
+        ray_worker.print_to_stdstream = _ray_print if verbose else _published_to_log
+
+
+def _published_to_log(data: dict, ignore_prefix: bool) -> None:
+    """Ray's ``print_to_stdstream``, but an error the cluster published (the ``raylet`` lines) goes to Ray's log."""
+    if data.get("pid") == "raylet":
+        logging.getLogger("ray.cluster").error("\n".join(data.get("lines", [])))
+    else:
+        _ray_print(data, ignore_prefix)
+
+
+_log_handler: logging.Handler | None = None  # the file handler log_ray_to put on Ray's logger
+_ray_print: Any = None  # Ray's own print_to_stdstream, before log_ray_to replaced it
+
+
+class ClusterUnreachable(ConnectionError):
+    """The cluster to join did not answer, or refused this driver's token; the message says which and what to do."""
+
+
+def token_source() -> str | None:
+    """Where the token this driver sends comes from, as Ray 2.60 looks (with ``RAY_AUTH_MODE=token`` only):
+    ``RAY_AUTH_TOKEN``, else the file ``RAY_AUTH_TOKEN_PATH`` names, else ``~/.ray/auth_token``; None: it sends none."""
+    if os.environ.get("RAY_AUTH_MODE") != "token":
+        return None
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "RAY_AUTH_TOKEN"
+    path = Path(os.environ.get("RAY_AUTH_TOKEN_PATH") or Path.home() / ".ray" / "auth_token")
+    return str(path) if path.is_file() else None
+
+
+def refusal(joining: str, token: str | None, refused: bool) -> str:
+    """The line for a cluster that did not let this driver in: a token it refused, or none answering there."""
+    if not refused:
+        return (f"ray.address={joining}: no Ray cluster answered there; start its head (docs/running.md, runbook step 3) "
+                "or give the address `ray start --head` printed, and check that this machine reaches it")
+    have = (f"the token in {token} is not the cluster's" if token else
+            "this driver sends none (no ~/.ray/auth_token, or RAY_AUTH_MODE is not token)")
+    return (f"ray.address={joining}: the cluster refused this driver's auth token: {have}; copy the head's "
+            "~/.ray/auth_token to ~/.ray/auth_token here (chmod 600; docs/running.md, runbook step 4)")
+
+
+@contextlib.contextmanager
+def stderr_to(log: Path | None) -> Iterator[None]:
+    """File descriptor 2 into ``log`` in the block (None: left as it is): Ray's C++ client writes a warning
+    there itself for each try at a cluster that does not answer or refuses the token."""
+    if log is None:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(log, "ab") as sink:
+            os.dup2(sink.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def join(joining: str, token: str | None, runtime_env: dict, verbose: int, log: Path | None) -> None:
+    """``ray.init`` on the cluster at ``joining``, Ray's C++ warnings going to ``log`` unless ``verbose``.
+
+    The cluster is asked once first: ray.init tries a refused token for 20 s and an address where
+    nothing answers for minutes; either raises :class:`ClusterUnreachable` here, after 40 s at most.
+    """
+    import ray
+    from ray._raylet import GcsClient  # Ray 2.60's layout
+    from ray.exceptions import AuthenticationError, RpcError
+
+    with stderr_to(None if verbose else log):
+        try:
+            GcsClient(address=joining)
+            ray.init(address=joining, runtime_env=runtime_env, logging_level=logging.INFO, log_to_driver=bool(verbose))
+        except AuthenticationError:
+            raise ClusterUnreachable(refusal(joining, token, True)) from None
+        except (RpcError, ConnectionError):  # the client's 40-s wait ran out, or ray.init's tries did
+            raise ClusterUnreachable(refusal(joining, token, False)) from None
+
+
+def start_ray(address: str | None, verbose: int, log: Path | None = None) -> str | None:
     """Join the cluster ``address`` resolves to (:func:`cluster_to_join`), or start a local Ray
-    bound to 127.0.0.1; return the address joined, None for a local Ray."""
+    bound to 127.0.0.1, Ray's messages going to ``log`` (:func:`log_ray_to`); return the address
+    joined, None for a local Ray."""
     joining = cluster_to_join(address)
     if on_loopback(joining):
         # Ray reads this when it is imported: without it, a local Ray (and a driver of a cluster on
@@ -63,19 +177,17 @@ def start_ray(address: str | None, verbose: int) -> str | None:
     os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")  # our JSONL records are the log
     if joining and (Path.home() / ".ray" / "auth_token").is_file():
         os.environ.setdefault("RAY_AUTH_MODE", "token")  # clusters started by `ray start` require the token
-    import logging
-
     import ray
 
     # the workers import the suite as this process does: from the checkout when it is one, else as installed
     runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(CHECKOUT or ""), os.environ.get("PYTHONPATH")]))}}
     if not verbose:
         os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0 the legacy reporter prints nothing
-    quiet = logging.INFO if verbose else logging.ERROR
+    log_ray_to(log, verbose)
     if joining:
-        ray.init(address=joining, runtime_env=runtime_env, logging_level=quiet, log_to_driver=bool(verbose))
+        join(joining, token_source(), runtime_env, verbose, log)
     else:  # "local": a running cluster's address in RAY_ADDRESS or Ray's temp folder does not count here
-        ray.init(address="local", include_dashboard=False, runtime_env=runtime_env, logging_level=quiet,
+        ray.init(address="local", include_dashboard=False, runtime_env=runtime_env, logging_level=logging.INFO,
                  log_to_driver=bool(verbose), _system_config=LOCAL_RAY_SYSTEM_CONFIG)
     return joining
 

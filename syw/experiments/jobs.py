@@ -16,9 +16,10 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from syw.core.paths import REPO
-from syw.experiments.progress import Progress, data_stopper
+from syw.experiments.cluster import ray_log
+from syw.experiments.progress import WORKER_RETRIES, Progress, data_stopper, lost_workers, worker_loss
 from syw.experiments.space import Family
-from syw.experiments.trial import now, run_trial
+from syw.experiments.trial import run_trial
 from syw.experiments.tuner import Assigned
 
 
@@ -69,29 +70,33 @@ def run_job(config: dict, *, jobs: list[Job], families: dict[str, Family], **kwa
     run_trial({"trial_index": job.trial}, family=family, **kwargs)
 
 
-def jobs_callback(jobs: list[Job], progresses: dict[str, Progress]):
-    """A Tune callback handing each finished job's record, with the job's fields, to its family's progress."""
+def jobs_callback(jobs: list[Job], progresses: dict[str, Progress], log: Path):
+    """A Tune callback handing each finished job's record, with the job's fields, to its family's progress, and a
+    job whose worker died to its :meth:`Progress.retry` or :meth:`Progress.lose` (``log``: Ray's log)."""
     from ray.tune import Callback
 
     class JobsCallback(Callback):
         def on_trial_result(self, iteration, trials, trial, result, **info):
             if "record" in result:
                 job = jobs[trial.config["job"]]
-                progresses[job.family].finish({**result["record"], **job.fields})
+                progresses[job.family].finish({**result["record"], **job.fields, **lost_workers(trial)})
 
-        def on_trial_error(self, iteration, trials, trial, **info):  # a crashed worker (the trainable never raises)
+        # the trainable never raises: a trial error is a dead worker process or node, not the trial's failure
+        def on_trial_recover(self, iteration, trials, trial, **info):
             job = jobs[trial.config["job"]]
-            progresses[job.family].finish({
-                "trial": job.trial, "params": None, "status": "failed", "value": None,
-                "error": f"worker crashed: {trial.error_file or 'no error file'}", "duration_seconds": 0.0,
-                "started_at": None, "ended_at": now(), **job.fields})
+            progresses[job.family].retry(job.trial, worker_loss(trial), trial.num_failures)
+
+        def on_trial_error(self, iteration, trials, trial, **info):
+            job = jobs[trial.config["job"]]
+            progresses[job.family].lose(job.trial, worker_loss(trial), log)
 
     return JobsCallback()
 
 
 def fit_jobs(cfg: DictConfig, name: str, jobs: list[Job], families: dict[str, Family], progresses: dict[str, Progress],
              resources: dict[str, float], kwargs: dict[str, Any]) -> None:
-    """Run ``jobs`` in one Tune run named ``name``, in list order as slots free; a data problem stops them all."""
+    """Run ``jobs`` in one Tune run named ``name``, in list order as slots free; a job whose worker died runs again
+    (up to :data:`WORKER_RETRIES` times); a data problem, or a job lost on every try, stops them all."""
     from ray import tune
 
     tune.Tuner(
@@ -100,6 +105,6 @@ def fit_jobs(cfg: DictConfig, name: str, jobs: list[Job], families: dict[str, Fa
         tune_config=tune.TuneConfig(reuse_actors=True),
         run_config=tune.RunConfig(
             name=name, storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"), verbose=int(cfg.ray.verbose),
-            callbacks=[jobs_callback(jobs, progresses)], stop=data_stopper(list(progresses.values())),
-            failure_config=tune.FailureConfig(max_failures=0)),
+            callbacks=[jobs_callback(jobs, progresses, ray_log(cfg.paths.results_dir, cfg.study.name))],
+            stop=data_stopper(list(progresses.values())), failure_config=tune.FailureConfig(max_failures=WORKER_RETRIES)),
     ).fit()

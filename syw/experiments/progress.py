@@ -1,17 +1,28 @@
 """Progress of a running study: write each finished trial's record and print one line for it."""
 from __future__ import annotations
 
+import pickle
+from pathlib import Path
+from typing import Any
+
 from syw.core.records import RecordsWriteError, RecordsWriter
 from syw.core.units import human_duration
 from syw.experiments.same_inputs import READ_THIS_RUN
 from syw.experiments.space import Family
-from syw.experiments.trial import DATA_PROBLEM, now
+from syw.experiments.trial import DATA_PROBLEM
+
+# How often Tune starts a trial again after its worker process or node died (FailureConfig.max_failures):
+# a lost node or two is survived in the same command; a trial whose worker dies every time (killed for
+# memory, a crash in a library) is not the trial's result either, so it stops the study unrecorded.
+WORKER_RETRIES = 3
 
 
 class Progress:
     """Writes each finished trial's record and prints one progress line for it; a trial that
     found a data file missing or malformed is not recorded but noted in ``data_problem``, which
-    stops the study (every trial would fail alike, and none of it is the trial's fault).
+    stops the study (every trial would fail alike, and none of it is the trial's fault). A trial whose
+    worker died is no trial failure either: Tune runs it again, and after :data:`WORKER_RETRIES` it is
+    noted in ``lost``, unrecorded, which stops the study too.
 
     ``earlier`` are the family's records from before a resume: the best value, the time estimate and
     the trials recorded count them too. ``total`` is the family's trial count, ``pending`` this run's
@@ -27,6 +38,7 @@ class Progress:
         self.recorded: set = set()  # (trial, rerun) of each record: a seed rerun is its own
         # the message of the first trial that met a data problem, or whose record the disk did not take: it stops the study
         self.data_problem: str | None = None
+        self.lost: list[str] = []  # a line for each trial whose worker died on every try
         for record in earlier:
             self._count(record)
 
@@ -69,29 +81,60 @@ class Progress:
             flush=True,
         )
 
+    def retry(self, trial: int, why: str, retries: int) -> None:
+        """Trial ``trial``'s worker process or node died (``why``); Tune starts it again, retry ``retries``."""
+        print(f"[{self.base['study']}/{self.family.name}] trial {trial:>3} lost its worker ({why}); running it "
+              f"again (retry {retries} of {WORKER_RETRIES})", flush=True)
 
-def record_callback(progress: Progress):
-    """A Tune callback handing each finished trial's record to ``progress`` (an adaptive run: one family, ``trial_index`` in each config)."""
+    def lose(self, trial: int, why: str, log: Path) -> None:
+        """Trial ``trial``'s worker died on every try: nothing is recorded and the study stops (:func:`data_stopper`)."""
+        self.lost.append(f"trial {trial} of {self.family.name} lost its worker on all {WORKER_RETRIES + 1} tries "
+                         f"(last: {why}; Ray's report is in {log}); nothing recorded for it, the same command runs it again")
+        print(f"[{self.base['study']}/{self.family.name}] trial {trial:>3} lost its worker on all {WORKER_RETRIES + 1} "
+              "tries; stopping the study (no record written)", flush=True)
+
+
+def worker_loss(trial: Any) -> str:
+    """Why a Tune trial's worker died, in a line: the Ray error's type and first line (Ray's log has all of it)."""
+    saved = trial.pickled_error_file  # on the driver: the copy in Tune's storage may not be synced yet
+    if not saved or not Path(saved).is_file():
+        return "no error saved"
+    with open(saved, "rb") as handle:
+        error = pickle.load(handle)
+    cause = getattr(error, "cause", None)  # a RayTaskError wraps what the task raised outside the training function
+    error = cause if isinstance(cause, BaseException) else error
+    first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+def lost_workers(trial: Any) -> dict[str, int]:
+    """A record's ``lost_workers``: how many times the trial's worker died before this run of it, when any did."""
+    return {"lost_workers": trial.num_failures} if trial.num_failures else {}
+
+
+def record_callback(progress: Progress, log: Path):
+    """A Tune callback handing each finished trial's record to ``progress`` (an adaptive run: one family, ``trial_index``
+    in each config), and a trial whose worker died to its :meth:`Progress.retry` or :meth:`Progress.lose` (``log``: Ray's log)."""
     from ray.tune import Callback
 
     class RecordCallback(Callback):
         def on_trial_result(self, iteration, trials, trial, result, **info):
             if "record" in result:
-                progress.finish(result["record"])
+                progress.finish({**result["record"], **lost_workers(trial)})
+
+        # the trainable never raises: a trial error is a dead worker process or node, not the trial's failure
+        def on_trial_recover(self, iteration, trials, trial, **info):
+            progress.retry(int(trial.config["trial_index"]), worker_loss(trial), trial.num_failures)
 
         def on_trial_error(self, iteration, trials, trial, **info):
-            # the trainable never raises; this is a crashed worker (e.g. killed by the OS)
-            progress.finish({
-                "trial": int(trial.config["trial_index"]), "params": None, "status": "failed", "value": None,
-                "error": f"worker crashed: {trial.error_file or 'no error file'}", "duration_seconds": 0.0,
-                "started_at": None, "ended_at": now(),
-            })
+            progress.lose(int(trial.config["trial_index"]), worker_loss(trial), log)
 
     return RecordCallback()
 
 
 def data_stopper(progresses: list[Progress]):
-    """A Tune stopper that ends the run once a trial of any of ``progresses`` found its data missing or malformed."""
+    """A Tune stopper that ends the run once a trial of any of ``progresses`` found its data missing or malformed,
+    or lost its worker on every try (an adaptive search must not go on as if it had failed)."""
     from ray.tune import Stopper
 
     class StopOnDataProblem(Stopper):
@@ -99,6 +142,6 @@ def data_stopper(progresses: list[Progress]):
             return False
 
         def stop_all(self):
-            return any(p.data_problem is not None for p in progresses)
+            return any(p.data_problem is not None or p.lost for p in progresses)
 
     return StopOnDataProblem()

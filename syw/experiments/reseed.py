@@ -28,11 +28,11 @@ from syw.core.paths import CONF_DIR
 from syw.core.records import RecordError, RecordsBusy, RecordsWriter, iter_records, latest_per_trial
 from syw.core.units import human_duration
 from syw.experiments.checks import check_assignment, check_family_code, study_file, validate
-from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
+from syw.experiments.cluster import ClusterUnreachable, node_resources, ray_log, start_ray, stop_ray, trial_resources
 from syw.experiments.jobs import Job, fit_jobs, record_base, slots, trial_kwargs
 from syw.experiments.preflight import PreflightError, preflight
 from syw.experiments.progress import Progress
-from syw.experiments.run import DataProblem, records_file, stopped
+from syw.experiments.run import DataProblem, TrialsLost, records_file, stopped
 from syw.experiments.space import Family, trial_seed
 from syw.experiments.trial import suite_commit
 from syw.experiments.tuner import tuner_of
@@ -149,9 +149,10 @@ def main(cfg: DictConfig) -> None:
         preflight(cfg, [reseed_path(study_dir, records_file(cfg, family)) for family, jobs in todo.values() if jobs])
     logging.raiseExceptions = False  # a log line a full disk did not take is no traceback: the run's error line says why
     started = time.perf_counter()
-    start_ray(cfg.ray.address, cfg.ray.verbose)
+    with exit_on(ClusterUnreachable):
+        start_ray(cfg.ray.address, cfg.ray.verbose, ray_log(cfg.paths.results_dir, cfg.study.name))
     try:
-        with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError, OSError):  # OSError: a disk that took no record or Tune state
+        with exit_on(RecordsBusy, ConfigError, DataProblem, TrialsLost, RecordError, OSError):  # OSError: a disk that took no record or Tune state
             resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
             commit = suite_commit()
             rerun_all(cfg, [family for family, jobs in todo.values() if jobs], resources, commit)

@@ -26,11 +26,11 @@ from syw.core.paths import CONF_DIR
 from syw.core.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
 from syw.core.units import human_duration
 from syw.experiments.checks import check_family_code, check_records_match, study_file, validate
-from syw.experiments.cluster import node_resources, start_ray, stop_ray, trial_resources
+from syw.experiments.cluster import ClusterUnreachable, node_resources, ray_log, start_ray, stop_ray, trial_resources
 from syw.experiments.cost import cost_lines
 from syw.experiments.jobs import Job, fit_jobs, record_base, slots, trial_kwargs
 from syw.experiments.preflight import PreflightError, preflight
-from syw.experiments.progress import Progress, data_stopper, record_callback
+from syw.experiments.progress import WORKER_RETRIES, Progress, data_stopper, record_callback
 from syw.experiments.space import Family
 from syw.experiments.trial import suite_commit
 from syw.experiments.tuner import adaptive_setup, check_adaptive, tuner_of
@@ -38,6 +38,10 @@ from syw.experiments.tuner import adaptive_setup, check_adaptive, tuner_of
 
 class DataProblem(RuntimeError):
     """A trial found a data file missing or malformed: the study stops with the reader's message."""
+
+
+class TrialsLost(RuntimeError):
+    """A trial's worker died on every try (:data:`WORKER_RETRIES` reruns): the study stops, the trial unrecorded."""
 
 
 def family_trials(cfg: DictConfig, name: str) -> int:
@@ -104,19 +108,22 @@ def run_adaptive(cfg: DictConfig, family: Family, pending: list[int], resources:
                 name=f"{cfg.study.name}-{tuner.run_name(family.name)}",
                 storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"),
                 verbose=int(cfg.ray.verbose),
-                callbacks=[record_callback(progress)],
+                callbacks=[record_callback(progress, ray_log(cfg.paths.results_dir, cfg.study.name))],
                 stop=data_stopper([progress]),
-                failure_config=tune.FailureConfig(max_failures=0),
+                failure_config=tune.FailureConfig(max_failures=WORKER_RETRIES),
             ),
         ).fit()
     return stopped([progress])
 
 
 def stopped(progresses) -> bool:
-    """Whether a run ended with trials left; a trial that met a data problem raises :class:`DataProblem`."""
+    """Whether a run ended with trials left; a trial that met a data problem raises :class:`DataProblem`, one
+    whose worker died on every try :class:`TrialsLost`."""
     for progress in progresses:
         if progress.data_problem is not None:
             raise DataProblem(progress.data_problem)
+        if progress.lost:
+            raise TrialsLost("; ".join(progress.lost))
     return any(progress.left > 0 for progress in progresses)
 
 
@@ -230,7 +237,8 @@ def main(cfg: DictConfig) -> None:
         preflight(cfg, [records_file(cfg, f) for f in families if todo[f.name]])
     logging.raiseExceptions = False  # a log line a full disk did not take is no traceback: the run's error line says why
     started = time.perf_counter()
-    joined = start_ray(cfg.ray.address, cfg.ray.verbose)
+    with exit_on(ClusterUnreachable):
+        joined = start_ray(cfg.ray.address, cfg.ray.verbose, ray_log(cfg.paths.results_dir, cfg.study.name))
     import ray
 
     how = ("a new local Ray" if joined is None else "joined" if cfg.ray.address
@@ -238,7 +246,7 @@ def main(cfg: DictConfig) -> None:
     print(f"[{cfg.study.name}] Ray ready in {time.perf_counter() - started:.1f} s (cluster "
           f"{ray.get_runtime_context().gcs_address}, this node {ray.util.get_node_ip_address()}; {how})", flush=True)
     try:
-        with exit_on(RecordsBusy, ConfigError, DataProblem, RecordError, OSError):  # OSError: a disk that took no record or Tune state
+        with exit_on(RecordsBusy, ConfigError, DataProblem, TrialsLost, RecordError, OSError):  # OSError: a disk that took no record or Tune state
             resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
             commit = suite_commit()
             run_all(cfg, families, todo, resources, commit)

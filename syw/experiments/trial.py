@@ -122,8 +122,20 @@ def run_trial(config: dict, *, family: Family, study: str, seed: int, dataset: d
     record["inputs_sha256"] = {**digests, **(record.get("inputs_sha256") or {})}
     record["ended_at"] = now()
     record["hardware"] = hardware(device, gpu_ids)
+    record["node"] = ray_node()
     record["versions"] = {**versions(), "suite_commit": commit}
     tune.report({"record": record})
+
+
+def ray_node() -> dict[str, str] | None:
+    """The Ray node this trial ran on (its IP address and node ID; None outside a Ray worker): nodes on
+    one machine share its host name, so ``hardware.host`` alone does not tell them apart."""
+    try:
+        import ray
+
+        return {"ip": ray.util.get_node_ip_address(), "id": ray.get_runtime_context().get_node_id()}
+    except Exception:
+        return None
 
 
 def assigned_gpus() -> list:
