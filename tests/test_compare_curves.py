@@ -113,14 +113,29 @@ def test_syw_compares_two_groups_in_a_table_a_figure_and_a_sentence(tmp_path):
     assert main(["curve", str(tmp_path / "r.csv"), "--out", str(tmp_path / "o")]) == 0
     table = pd.read_csv(tmp_path / "o" / "difference.csv", keep_default_na=False)
     assert table.n.tolist() == list(range(1, 201)) and set(table.a) == {"bad"} and set(table.b) == {"good"}
-    assert (table.band_low <= table.a_better_by).all() and (table.a_better_by <= table.band_high).all()
-    assert table.leader.iloc[0] == "good" and set(table.leader) == {"good", ""}
+    assert set(table.claim) == {"simultaneous"} and set(table.method) == {"jackknife"} and set(table.limit) == {37}
+    assert table[table.leader == "good"].n.tolist() == list(range(1, 38))  # every n up to the limit, none past it
+    assert (table["low"] <= table.a_better_by).all() and (table.a_better_by <= table["high"]).all()
     report = (tmp_path / "o" / "report.md").read_text()
+    assert ("- Mean curves, bad vs good (n = 1 to 200, simultaneous claims): good leads bad for n in [1, 37] at 95%; "
+            "they cannot be told apart for n in [38, 200]. Beyond n = 37") in report
+    assert "up to n = 37 (n = 74 would need 394 trials per group)" in report
+    for suffix in ("png", "pdf"):
+        assert (tmp_path / "o" / f"difference.{suffix}").stat().st_size > 5000
+
+    assert main(["curve", str(tmp_path / "r.csv"), "--compare-method", "bands", "--out", str(tmp_path / "b")]) == 0
+    table = pd.read_csv(tmp_path / "b" / "difference.csv", keep_default_na=False)
+    assert table.leader.iloc[0] == "good" and set(table.leader) == {"good", ""} and set(table.method) == {"bands"}
+    report = (tmp_path / "b" / "report.md").read_text()
     last = int(table[table.leader == "good"].n.max())
     assert f"- Mean curves, bad vs good (n = 1 to 200): good leads bad for n in [1, {last}] at 95%" in report
     assert "sqrt(0.95) = 0.9747" in report
-    for suffix in ("png", "pdf"):
-        assert (tmp_path / "o" / f"difference.{suffix}").stat().st_size > 5000
+
+    assert main(["curve", str(tmp_path / "r.csv"), "--at", "1", "5", "60", "--out", str(tmp_path / "p")]) == 0
+    table = pd.read_csv(tmp_path / "p" / "difference.csv", keep_default_na=False)
+    assert table.n.tolist() == [1, 5, 60] and table.leader.tolist() == ["good", "good", ""]
+    assert set(table.claim) == {"pointwise"}
+    assert "a claim at n = 60 needs 320 trials per group" in (tmp_path / "p" / "report.md").read_text()
 
 
 def test_compare_names_groups_that_exist_and_needs_bounds_for_the_mean(tmp_path, capsys):
@@ -130,9 +145,10 @@ def test_compare_names_groups_that_exist_and_needs_bounds_for_the_mean(tmp_path,
     assert run_main(main, ["curve", str(tmp_path / "r.csv"), "--compare", "a", "z", "--out", str(tmp_path / "o")]) == 2
     assert f"error: {tmp_path}/r.csv: --compare names 'z', not a group here (groups: a, b, c)" in capsys.readouterr().err
     write_groups(tmp_path / "p.csv", {"a": [20, 40], "b": [30, 50]})
-    assert run_main(main, ["curve", str(tmp_path / "p.csv"), "--compare", "a", "b", "--out", str(tmp_path / "o")]) == 2
+    assert run_main(main, ["curve", str(tmp_path / "p.csv"), "--compare", "a", "b", "--compare-method", "bands",
+                           "--out", str(tmp_path / "o")]) == 2
     assert "the bands need the metric's bounds" in capsys.readouterr().err and not (tmp_path / "o").exists()
-    assert main(["curve", str(tmp_path / "p.csv"), "--out", str(tmp_path / "o")]) == 0  # two groups: a note instead
+    assert main(["curve", str(tmp_path / "p.csv"), "--compare-method", "bands", "--out", str(tmp_path / "o")]) == 0
     assert "no difference band for a vs b: the bands need the metric's bounds" in (tmp_path / "o" / "report.md").read_text()
     assert main(["curve", str(tmp_path / "p.csv"), "--statistic", "median", "--out", str(tmp_path / "m")]) == 0
     assert "Median curves, a vs b (n = 1 to 2)" in (tmp_path / "m" / "report.md").read_text()

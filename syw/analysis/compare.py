@@ -41,6 +41,18 @@ class Difference:
     high: np.ndarray
     confidence: float
     q: Statistic
+    method: str = "bands"  # "bands": the crossed CDF bands of this module; "jackknife": syw.analysis.inference
+    claim: str = "simultaneous"  # every leader holds at once ("simultaneous") or each at its own pre-stated n
+    limit: int | None = None  # the largest n at which the N trials allow an assumption-free claim (None: not stated)
+    p: np.ndarray | None = None  # two-sided p-values (adjusted for simultaneous claims), where the method has them
+
+    @property
+    def what(self) -> str:
+        """What the interval is, for headings and legends: "95% simultaneous band", "95% pointwise intervals"."""
+        level = f"{self.confidence:.0%}"
+        if self.method == "bands":
+            return f"{level} simultaneous band"
+        return f"{level} simultaneous intervals" if self.claim == "simultaneous" else f"{level} pointwise intervals"
 
     def leader(self) -> list[str | None]:
         """At each n: the group that leads at the band's level, or None where they cannot be told apart."""
@@ -128,29 +140,43 @@ def _span(first: int, last: int) -> str:
 
 def sentence(diff: Difference) -> str:
     """The comparison in one sentence, e.g. "CNN leads LR for n in [18, 50] at 95%; they cannot be told
-    apart for n in [1, 17]", with the first crossover's interval when the point estimates cross."""
+    apart for n in [1, 17]", with the first crossover's interval when the point estimates cross, and the
+    limit of assumption-free claims when the method states one."""
     a, b = diff.names
     level = f"{diff.confidence:.0%}"
     parts = []
-    for who, first, last in stretches(diff):
+    spans = stretches(diff) if diff.claim == "simultaneous" else [(w, n, n) for w, n in zip(diff.leader(), diff.ns.tolist())]
+    for who, first, last in spans:
         if who is None:
             parts.append(f"they cannot be told apart for {_span(first, last)}")
         else:
             other = b if who == a else a
             parts.append(f"{who} leads {other} for {_span(first, last)} at {level}")
-    text = f"{statistic_name(diff.q).capitalize()} curves, {a} vs {b} (n = 1 to {diff.ns[-1]}): " + "; ".join(parts)
-    crossing = first_crossing(diff)
+    budgets = f"n = 1 to {diff.ns[-1]}" if diff.claim == "simultaneous" else f"n = {', '.join(map(str, diff.ns))}"
+    shown = "" if diff.method == "bands" else f", {diff.claim} claims"
+    text = f"{statistic_name(diff.q).capitalize()} curves, {a} vs {b} ({budgets}{shown}): " + "; ".join(parts)
+    crossing = first_crossing(diff) if diff.claim == "simultaneous" else None
     if crossing is not None:
-        upper = (f"{crossing.high}" if crossing.high is not None
-                 else f"beyond {diff.ns[-1]}, the last budget compared")
+        if crossing.high is not None:
+            upper = f"{crossing.high}"
+        elif diff.limit is not None and diff.limit < diff.ns[-1]:
+            upper = f"beyond {diff.limit}: it cannot be located with these trials"
+        else:
+            upper = f"beyond {diff.ns[-1]}, the last budget compared"
         text += (f". {crossing.leader} first overtakes {crossing.previous} at n = {crossing.at} (point estimates); "
                  f"at {level} that first crossover lies in [{crossing.low}, {upper}]")
+    if diff.limit is not None and diff.limit < int(diff.ns[-1]):
+        text += (f". Beyond n = {diff.limit} these trials allow no claim without assumptions (the limit of "
+                 "docs/syw.md), so no leader is named there")
     return text + "."
 
 
 def difference_table(diffs: list[Difference]) -> pd.DataFrame:
-    """One row per pair and n: the estimate (positive: A better), the band, and who leads there."""
+    """One row per pair and n: the estimate (positive: A better), its interval, who leads there at the stated
+    confidence ('' when none), the kind of claim, the method, the limit budget and the p-value where there is one."""
     return pd.concat([pd.DataFrame({"a": d.names[0], "b": d.names[1], "statistic": statistic_name(d.q), "n": d.ns,
-                                    "a_better_by": d.estimate, "band_low": d.low, "band_high": d.high,
-                                    "confidence": d.confidence,
-                                    "leader": [w or "" for w in d.leader()]}) for d in diffs], ignore_index=True)
+                                    "a_better_by": d.estimate, "low": d.low, "high": d.high,
+                                    "confidence": d.confidence, "leader": [w or "" for w in d.leader()],
+                                    "claim": d.claim, "method": d.method,
+                                    "limit": d.limit if d.limit is not None else np.nan,
+                                    "p": d.p if d.p is not None else np.nan}) for d in diffs], ignore_index=True)

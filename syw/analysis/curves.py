@@ -17,6 +17,7 @@ from syw.analysis.compare import Difference, difference
 from syw.analysis.cost import CostCurve, cost_crossings, drawn_from, for_groups
 from syw.analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
 from syw.analysis.forecast import Forecast, forecast
+from syw.analysis.inference import compare
 from syw.analysis.prepare import Group
 from syw.analysis.selected import selected_test
 from syw.core.units import human_duration
@@ -37,6 +38,8 @@ class Options:
     forecast_resamples: int = 100
     forecast_tail: float = 0.0
     workers: int | None = None  # cost-aware curves with this many workers; None: none
+    compare_method: str = "jackknife"  # the difference of two curves: "jackknife" (syw.analysis.inference) or "bands"
+    at: tuple[int, ...] | None = None  # budgets stated in advance: pointwise claims there; None: simultaneous claims
 
 
 @dataclass(frozen=True)
@@ -145,13 +148,15 @@ def band_bounds(scores: list[np.ndarray], options: Options, source: str) -> tupl
 
 def comparisons(curves: list[Curve], options: Options, source: str,
                 pair: tuple[str, str] | None = None) -> tuple[list[Difference], list[str]]:
-    """The difference band (``syw.analysis.compare``) of ``pair``, else of every pair of groups, at the
-    bands' level (95% when no bands are drawn); and notes on pairs it could not be computed for."""
+    """The difference of ``pair``'s curves, else of every pair of groups, with intervals at the bands'
+    level (95% when no bands are drawn): the jackknife comparison of ``syw.analysis.inference`` (claims
+    at ``options.at``, else simultaneous ones), or the crossed bands of ``syw.analysis.compare``; and
+    notes on pairs it could not be computed for."""
     names = [c.name for c in curves]
     adaptive = [c.name for c in curves if c.strategy is not None]
     if pair is not None and set(pair) & set(adaptive):
         raise ValueError(f"{source}: --compare: {', '.join(sorted(set(pair) & set(adaptive)))} is an adaptive search; "
-                         "the difference band is of Eq. 8 curves, which assume random search")
+                         "the difference of Eq. 8 curves assumes random search")
     if pair is not None:
         missing = [p for p in pair if p not in names]
         if missing:
@@ -164,6 +169,15 @@ def comparisons(curves: list[Curve], options: Options, source: str,
     confidence = options.confidence or 0.95
     out, notes = [], []
     for a, b in pairs:
+        if options.compare_method == "jackknife":
+            try:
+                out.append(compare(by_name[a].scores, by_name[b].scores, (a, b), at=options.at, confidence=confidence,
+                                   maximize=options.maximize))
+            except ValueError as err:
+                if pair is not None:
+                    raise ValueError(f"{source}: --compare {a} {b}: {err}") from None
+                notes.append(f"no comparison of {a} and {b}: {err}")
+            continue
         try:
             bounds = band_bounds([by_name[a].scores, by_name[b].scores], options, source)
         except ValueError as err:

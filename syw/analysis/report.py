@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from syw.analysis import inference
 from syw.analysis.adaptive import RULE as ADAPTIVE_RULE
 from syw.analysis.bands import curve_name
 from syw.analysis.budget import RULE
@@ -164,8 +165,10 @@ def _rules(curves: list[Curve], options: Options, bounds: tuple[float, float] | 
     if costly:
         out.append(f"- {COST_RULE} The simulation's standard error is at most "
                    f"{max(c.cost.standard_error for c in costly):.2g}.")
-    if differences:
+    if differences and differences[0].method == "bands":
         out.append(f"- {difference_rule(differences[0].confidence, options.band_method)}")
+    elif differences:
+        out.append(f"- {inference.rule(differences[0].confidence)}")
     out.append(f"- **Budget to reach a target**: {RULE}")
     forecasts = [c for c in curves if c.forecast is not None]
     if forecasts:
@@ -198,8 +201,9 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
     if adaptive := [c for c in curves if c.strategy is not None]:
         out += _adaptive_lines(adaptive)
     if differences:
-        out += ["", f"## Is one group better? ({differences[0].confidence:.0%} simultaneous band for the difference)", ""]
+        out += ["", f"## Is one group better? ({differences[0].what} for the difference)", ""]
         out += [f"- {sentence(d)}" for d in differences]
+        out += [f"- {line}" for line in inference.limit_lines(list(differences), {c.name: c.scores.size for c in curves})]
     if forecasts := [c for c in curves if c.forecast is not None]:
         out += _forecast_rows(forecasts)
     out += _rules(curves, options, bounds, differences)

@@ -107,8 +107,16 @@ def parser() -> argparse.ArgumentParser:
                       help="the curve: mean (Eq. 8, default), median or another quantile of the best of n "
                            "(Lourie et al. 2024), each with its bands")
     draw.add_argument("--compare", nargs=2, metavar=("A", "B"),
-                      help="the difference of group A's curve and B's with its simultaneous band (a figure and "
-                           "table; done for every pair in the report, and drawn whenever there are two groups)")
+                      help="the difference of group A's curve and B's, who leads where at --confidence (a figure "
+                           "and difference.csv; done for every pair in the report, and drawn whenever there are two "
+                           "groups)")
+    draw.add_argument("--at", type=positive_int, nargs="+", metavar="N",
+                      help="budgets stated before looking: the comparison tests each at --confidence (pointwise "
+                           "claims); without it, the claims hold simultaneously over the budgets shown")
+    draw.add_argument("--compare-method", choices=("jackknife", "bands"),
+                      help="jackknife (the default for the mean curve): a studentized test of the unbiased estimates "
+                           "(docs/syw.md gives its measured error and power); bands (the default with --statistic): "
+                           "the crossed simultaneous bands, valid but rarely decisive")
     draw.add_argument("--x", choices=("trials", "time", "cost"), default="trials",
                       help="x axis: trials; training time as the paper draws it (n x the group's mean duration); "
                            "or cost: the expected best within a wall-clock budget, each trial taking its own time "
@@ -148,6 +156,12 @@ def _check(args: argparse.Namespace, prepared) -> None:
     if args.forecast and args.statistic is not None:
         raise ValueError(f"{prepared.source}: --forecast forecasts the mean (Eq. 8); leave out --statistic "
                          f"{statistic_name(args.statistic)} or --forecast")
+    if args.compare_method == "jackknife" and args.statistic is not None:
+        raise ValueError(f"{prepared.source}: --compare-method jackknife compares the mean curves (Eq. 8); with "
+                         f"--statistic {statistic_name(args.statistic)} use --compare-method bands")
+    if args.at and (args.compare_method == "bands" or (args.compare_method is None and args.statistic is not None)):
+        raise ValueError(f"{prepared.source}: --at tests the mean curves at stated budgets (the jackknife "
+                         "comparison); leave out --statistic and --compare-method bands, or --at")
     if args.x in ("time", "cost") and any(g.durations is None for g in prepared.groups):
         why = next((n for n in prepared.notes if "training time" in n), None)
         raise ValueError(f"{prepared.source}: --x {args.x} needs a training-time column"
@@ -158,7 +172,9 @@ def _options(args: argparse.Namespace, maximize: bool) -> Options:
     return Options(maximize=maximize, q=args.statistic, confidence=args.confidence if args.bands else None,
                    bounds=tuple(args.bounds) if args.bounds else None, band_method=args.band_method,
                    forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
-                   forecast_resamples=args.forecast_resamples, workers=args.workers if args.x == "cost" else None)
+                   forecast_resamples=args.forecast_resamples, workers=args.workers if args.x == "cost" else None,
+                   compare_method=args.compare_method or ("jackknife" if args.statistic is None else "bands"),
+                   at=tuple(args.at) if args.at else None)
 
 
 def _folder(args: argparse.Namespace, name: str) -> Path:

@@ -182,9 +182,12 @@ def draw_difference(diff: Difference, out_stem: Path, *, ylabel: str, maximize: 
         pad = 0.1 * (np.ptp(span) or 1.0)
         bottom, top = span.min() - pad, span.max() + pad
         ax.fill_between(diff.ns, np.clip(edges[0], bottom, top), np.clip(edges[1], bottom, top), color="0.6",
-                        alpha=0.35, lw=0, label=f"{diff.confidence:.0%} simultaneous band (clipped to the axes)")
+                        alpha=0.35, lw=0, label=f"{diff.what} (clipped to the axes)")
         ax.plot(diff.ns, estimate, color="k", lw=1.6, label=f"{a} - {b} (point estimates)")
         ax.axhline(0.0, color="0.3", ls=":", lw=1)
+        if diff.limit is not None and diff.limit < diff.ns[-1]:
+            ax.axvline(diff.limit + 0.5, color="0.2", ls="--", lw=1,
+                       label=f"n = {diff.limit}: beyond it no claim without assumptions")
         for who, first, last in stretches(diff):
             if who is not None:
                 ax.axvspan(first - 0.5, last + 0.5, color=PALETTE[diff.names.index(who)], alpha=0.12, lw=0,
