@@ -78,7 +78,11 @@ readmes: env
 clean-env:
 	rm -rf $(VENV)
 
-.PHONY: bench-runner bench-ray-start bench-core-rate
+.PHONY: bench-runner bench-ray-start bench-core-rate bench-curve
+# syw curve's wall time against N trials per group (issue 61): 2 x 10,000 within twice 2 x 50
+bench-curve: env
+	$(PY) -m benchmarks.curve $(BENCH_ARGS)
+
 bench-runner: env
 	$(PY) -m benchmarks.runner_overhead
 

@@ -1,0 +1,57 @@
+"""``syw curve`` wall time against the number of trials (issue 61, item 3): two groups of N normal scores
+each, N = 50 to 10,000, the whole command as a user runs it (start-up, reading, Eq. 8 at every budget, the
+comparison, both figures, the report), the best of ``--repeat`` runs; the ratio is to N = 50 of the same run.
+
+    python -m benchmarks.curve [--sizes 50 1000 10000] [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from syw.core.entry import positive_int, run_main
+
+
+def trials_file(folder: Path, size: int) -> Path:
+    """Two groups (a, b) of ``size`` scores each, drawn from normals 0.01 apart (seed 0)."""
+    rng = np.random.default_rng(0)
+    path = folder / f"trials_{size}.csv"
+    lines = ["family,value"] + [f"{g},{x:.6f}" for g, mu in (("a", 0.50), ("b", 0.51)) for x in rng.normal(mu, 0.05, size)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def seconds(path: Path, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "syw", "curve", str(path)], check=True, capture_output=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.curve", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=positive_int, nargs="+", default=[50, 200, 1000, 10000])
+    parser.add_argument("--repeat", type=positive_int, default=3)
+    args = parser.parse_args(argv)
+    sizes = sorted(set(args.sizes) | {50})
+    with tempfile.TemporaryDirectory() as tmp:
+        times = {n: seconds(trials_file(Path(tmp), n), args.repeat) for n in sizes}
+    print(f"syw curve, 2 groups x N trials, best of {args.repeat} runs (seconds, including start-up):\n")
+    print("| N per group | seconds | ratio to N = 50 |\n|---|---|---|")
+    for n in sizes:
+        print(f"| {n:,} | {times[n]:.2f} | {times[n] / times[50]:.2f} |")
+    print(f"\ngoals (issue 61): N = 50 in at most 1.5 s: {'met' if times[50] <= 1.5 else 'missed'}; "
+          f"the largest N within twice N = 50: {'met' if times[sizes[-1]] <= 2 * times[50] else 'missed'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
