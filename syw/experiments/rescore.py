@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from syw.core.entry import run_main
-from syw.core.records import iter_records, latest_per_trial
+from syw.core.records import check_complete, iter_records, latest_per_trial
 from syw.core.settings import resolve
 from syw.core.units import human_duration
 from syw.data.glove import load_embeddings, resolve_source
@@ -182,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR", ".data")))
     parser.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("SYW_CACHE_DIR", ".cache")))
     args = parser.parse_args(argv)
+    check_complete(args.study_dir)  # the best trial is the best of every record: one that does not parse stops it
     result = rescore(args.study_dir, args.data_dir, args.cache_dir, args.trial, args.family, verbose=True)
     subset, everything = result["subset"], result["all"]
     print(f"trial {result['trial']}: {result['new_words']} dev words added to its vocabulary; "

@@ -13,7 +13,6 @@ A model that reads characters asks for their ids with :func:`with_chars`; its ba
 from __future__ import annotations
 
 import dataclasses
-import functools
 import gzip
 import json
 import os
@@ -27,8 +26,8 @@ import torch
 from torch import nn
 
 from syw.core.context import TrialContext, TrialOutcome
-from syw.data.fetch import file_digest
 from syw.data.glove import PADDING, load_embeddings, resolve_source
+from syw.data.inputs import cache_noting_inputs, note_input
 from syw.data.squad import SpanExample, read_file, split_file
 from syw.models.tasks.sentence import EMBEDDING_SEED, EVAL_BATCH_SIZE, UNKNOWN, build_vocab, dataset_key
 from syw.models.tasks.squad_metric import score
@@ -85,7 +84,6 @@ class SpanData:
     train: IndexedSpans
     dev: IndexedSpans
     vectors: np.ndarray | None = None
-    inputs: Mapping[str, str] = dataclasses.field(default_factory=dict)  # data files read -> sha256
 
 
 def _pad(rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -140,10 +138,10 @@ def with_chars(data: SpanData) -> SpanData:
                                dev=dataclasses.replace(data.dev, chars=CharIds(*dev, table, lengths)))
 
 
-@functools.lru_cache(maxsize=2)
-def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str) -> tuple[list[str], IndexedSpans, IndexedSpans, dict[str, str]]:
-    """Train and dev questions, indexed with a vocabulary over ``vocabulary``'s splits, and the files
-    read (``squad/<name>`` -> sha256: which train file, official or rebuilt); cached per process."""
+@cache_noting_inputs(maxsize=2)
+def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str) -> tuple[list[str], IndexedSpans, IndexedSpans]:
+    """Train and dev questions, indexed with a vocabulary over ``vocabulary``'s splits; cached per process, the
+    files read noted as ``squad/<name>`` (which train file, official or rebuilt) for the trial's record."""
     dataset = dict(dataset_items)
     if dataset.get("name") != "squad":
         raise ValueError(f"no span reader for data set {dataset.get('name')!r} (have: squad)")
@@ -151,21 +149,22 @@ def load_indexed(data_dir: Path, dataset_items: tuple, vocabulary: str) -> tuple
     if unknown:
         raise ValueError(f"dataset.{unknown[0]}: not a SQuAD reader option (have: {', '.join(sorted(DATASET_KEYS))})")
     files = {split: split_file(data_dir, split)[0] for split in ("train", "dev")}
+    for path in files.values():  # before reading: the version noted is the one read
+        note_input(f"squad/{path.name}", path)
     train = read_file(files["train"], articles=dataset.get("train_articles"), window_tokens=dataset.get("train_window"))
     dev = read_file(files["dev"], questions=dataset.get("dev_questions"))
     over = train + dev if vocabulary == "all_splits" else train
     passages = {_passage_key(ex): ex.passage_tokens for ex in over}.values()
     vocab = build_vocab([[t.lower() for t in tokens] for tokens in [*passages, *(ex.question_tokens for ex in over)]])
     token_ids = {token: i for i, token in enumerate(vocab)}
-    inputs = {f"squad/{path.name}": file_digest(path, "sha256") for path in files.values()}
-    return vocab, index_spans(train, token_ids), index_spans(dev, token_ids), inputs
+    return vocab, index_spans(train, token_ids), index_spans(dev, token_ids)
 
 
 def load(ctx: TrialContext, params: Mapping[str, Any]) -> SpanData:
     """The study's questions indexed as the assignment says, with its ``embedding`` vectors."""
-    vocab, train, dev, inputs = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"])
+    vocab, train, dev = load_indexed(Path(ctx.data_dir), dataset_key(ctx.dataset), params["vocabulary"])
     vectors, _ = load_embeddings(vocab, resolve_source(params["embedding"], ctx.data_dir), ctx.cache_dir, seed=EMBEDDING_SEED)
-    return SpanData(vocab, train, dev, vectors, inputs)
+    return SpanData(vocab, train, dev, vectors)
 
 
 def batch_of(spans: IndexedSpans, indices: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -291,7 +290,7 @@ def run(params: Mapping[str, Any], ctx: TrialContext, data: SpanData, build: Cal
     return TrialOutcome(metric=result.best_metric, best_epoch=result.best_epoch, epochs_run=result.epochs_run,
                         epoch_seconds=result.epoch_seconds,
                         extra_metrics={k: v for k, v in result.best_metrics.items() if k != "exact_match"},
-                        inputs_sha256=dict(data.inputs), outputs=outputs)
+                        outputs=outputs)
 
 
 def synthetic(n: int = 48, vocab_size: int = 30, dim: int = 8, seed: int = 0) -> SpanData:
