@@ -3,7 +3,10 @@
 A worker checks that the files its trials read did not change while it used them
 (:mod:`syw.data.inputs`), but a fresh worker reads a file as it is now: were the file changed
 since earlier trials read it, the run would mix two data sets under one study. So the driver
-compares each finished trial's ``inputs_sha256`` with the versions the run's earlier trials read.
+compares each finished trial's ``inputs_sha256`` with the versions the run's earlier trials read: the
+entries named by a path (readers name a file by its path under the data folder, or in full), not the
+ones a training function names itself (``elmo_weights``: the biLM an assignment chose, which may
+differ from trial to trial).
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ class RunInputs:
         """Why ``record``'s trial read another version of a file than an earlier trial of the run (None: it
         did not, and its versions are kept for the trials after it)."""
         trial = f"trial {record.get('trial')} of {record.get('family')}"
-        digests = record.get("inputs_sha256") or {}
+        digests = {name: digest for name, digest in (record.get("inputs_sha256") or {}).items() if "/" in name}
         for name, digest in digests.items():
             first, by = self.first.get(name, (digest, trial))
             if digest != first:
