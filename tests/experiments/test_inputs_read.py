@@ -75,6 +75,7 @@ def rewriting_train(params, ctx):
     return TrialOutcome(metric=0.5)
 
 
+@pytest.mark.slow
 def test_a_file_changed_during_a_trial_stops_the_study_unrecorded(tmp_path, monkeypatch):
     from syw.experiments.space import load_family
     from syw.experiments.trial import DATA_PROBLEM
@@ -88,6 +89,7 @@ def test_a_file_changed_during_a_trial_stops_the_study_unrecorded(tmp_path, monk
     assert record["error"].startswith(f"{tmp_path}/d.txt: changed since this study read it")
 
 
+@pytest.mark.slow
 def test_lr_trials_of_one_worker_stop_once_sst_train_changes(tmp_path, monkeypatch):
     """The issue's probe: trees appended to sst/train.txt after an LR trial; the next trial of the same
     worker (every loader's cache would hit) stops the study instead of naming the new file's checksum."""

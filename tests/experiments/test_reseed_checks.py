@@ -43,6 +43,7 @@ def test_records_in_the_space_are_rerun(tmp_path):
     assert [(j["trial"], j["rerun"]) for j in jobs_for(cfg(tmp_path, best=1, seeds=2), TOY)[2]] == [(1, 0), (1, 1)]
 
 
+@pytest.mark.slow
 def test_the_command_refuses_in_one_line_before_ray(tmp_path):
     path = tmp_path / "toy" / "toy.jsonl"
     write(path, [source(0, 0.5), best(kind=None)])
