@@ -78,7 +78,12 @@ readmes: env
 clean-env:
 	rm -rf $(VENV)
 
-.PHONY: bench-runner bench-ray-start bench-core-rate bench-curve
+.PHONY: bench-runner bench-ray-start bench-core-rate bench-curve bench-inference
+# Validity and power of the comparisons (issue 62), on synthetic pools and, with SYW_OPDA_DATA (opda's data/
+# files), public searches resampled; BENCH_ARGS=--write puts the table into docs/syw.md
+bench-inference: env
+	$(PY) -m benchmarks.inference $(BENCH_ARGS)
+
 # syw curve's wall time against N trials per group (issue 61): 2 x 10,000 within twice 2 x 50
 bench-curve: env
 	$(PY) -m benchmarks.curve $(BENCH_ARGS)
