@@ -42,7 +42,8 @@ def test_our_records_give_the_numbers_and_verdicts_by_the_rule(tmp_path, monkeyp
     assert oracle.eq8(lr, 1) > oracle.eq8(cnn, 1) and crossing is not None
     assert f"sst5: CNN overtakes LR at n = {crossing}" in row
     assert f"sst5: {'supports' if 5 <= crossing <= 20 else 'contradicts'}<br>" in row
-    assert "- sst5: Mean curves, CNN vs LR (n = 1 to 50): " in text  # the difference band's sentence
+    assert "- sst5: Mean curves, CNN vs LR (n = 1 to 50, simultaneous claims): " in text  # the comparison's sentence
+    assert "Beyond n = 9 these trials allow no claim without assumptions" in text  # N = 50: the limit is 9
     row = next(line for line in text.splitlines() if line.startswith("| GloVe is best below about 2 hours |"))
     assert "sst2_bcn_reduced_7_epochs: cannot be tested here (scale: SST-2 sentences (not phrases), 7 epochs" in row
     assert "sst2_bcn: cannot be tested here (data: no records in results/sst2_bcn)" in row

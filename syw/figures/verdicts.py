@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from syw.analysis import budget_to_reach, crossovers
-from syw.analysis.compare import difference, sentence
+from syw.analysis.compare import sentence
+from syw.analysis.inference import budget_interval, compare
 from syw.core.entry import check_writable, run_main, write_output
 from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO
@@ -44,7 +44,9 @@ RULES = (
     "factor 2 of n. A time claim (\"X is best between t1 and t2\") supports it when X leads at the geometric middle "
     "of the window, each family spending the time alone (n trials cost n times its mean duration, as in the "
     "paper's Fig. 2). A reduced study cannot test a claim about the paper's scale; its numbers are shown as "
-    "evidence. The difference band and crossover interval are `syw curve`'s (95%, `analysis/compare.py`).")
+    "evidence. Beside each budget: its 95% interval (`syw.analysis.inference.budget_interval`; \"cannot be located\" "
+    "when N trials cannot bound it, past the limit floor(N ln 2 / ln 40)). The evidence under each table is `syw "
+    "curve`'s comparison (95% simultaneous claims, `syw.analysis.inference`), which names no leader past that limit.")
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,17 @@ def reach(claim: Claim, groups: dict[str, Group]) -> tuple[str, str]:
                       f"cannot be tested here (data: {g.scores.size} trials, fewer than {claim.paper * ABOUT:g})")
     shown = exact if exact is not None else rounded
     cost = f", {human_duration(shown * g.mean_duration)}" if g.mean_duration else ""
-    text = f"{g.label}: n = {exact if exact is not None else 'none'} ({rounded} at 3 decimals{cost}; N = {g.scores.size})"
+    text = (f"{g.label}: n = {exact if exact is not None else 'none'} ({rounded} at 3 decimals{cost}; N = {g.scores.size}; "
+            f"{interval_text(g.scores, claim.target)})")
     return text, "supports" if _about(exact, claim.paper) or _about(rounded, claim.paper) else "contradicts"
+
+
+def interval_text(scores: np.ndarray, target: float) -> str:
+    """The 95% interval of the trials needed to reach ``target``, in words (item 3 of issue 62)."""
+    found = budget_interval(scores, target)
+    if found.high is None:
+        return f"95% interval {found.low} to beyond {found.limit}: cannot be located with {scores.size} trials"
+    return f"95% interval {found.low}-{found.high}"
 
 
 def crossover(claim: Claim, groups: dict[str, Group]) -> tuple[str, str]:
@@ -167,7 +178,7 @@ def verdict_for(claim: Claim, study: str, groups: dict[str, Group] | str) -> tup
 
 
 def evidence(number: int, sources: dict[str, dict[str, Group] | str]) -> list[str]:
-    """The difference band's sentence for Figure 1's pair on each source."""
+    """The comparison's sentence for Figure 1's pair on each source (simultaneous claims, with the limit)."""
     if number != 1:
         return []
     out = []
@@ -175,9 +186,7 @@ def evidence(number: int, sources: dict[str, dict[str, Group] | str]) -> list[st
         if isinstance(groups, str):
             continue
         lr, cnn = groups["lr"], groups["cnn"]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            diff = difference(cnn.scores, lr.scores, (cnn.label, lr.label))
+        diff = compare(cnn.scores, lr.scores, (cnn.label, lr.label))
         out.append(f"- {name}: {sentence(diff)}")
     return out
 
@@ -200,7 +209,7 @@ def build(results: Path = REPO / "results") -> str:
             out.append(f"| {claim.text} | {their_text} | " + "<br>".join(r[0] for r in rows) + " | "
                        + "<br>".join(f"{s}: {r[1]}" for s, r in zip(mine, rows)) + " |")
         lines = evidence(number, {"the authors' trials": theirs, **mine})
-        out += (["", "Evidence (difference of the curves, 95% simultaneous band):", ""] + lines) if lines else []
+        out += (["", "Evidence (difference of the curves, 95% simultaneous claims):", ""] + lines) if lines else []
         out.append("")
     return "\n".join(out + melis_section(results))
 
