@@ -7,10 +7,10 @@ import importlib
 import importlib.util
 import re
 import subprocess
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 
 from syw.core.paths import REPO
