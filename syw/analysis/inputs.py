@@ -47,6 +47,8 @@ def load_trials(source: str, *, study: str | None = None) -> Trials:
     if "://" in source:
         return read_optuna(source, study)
     path = Path(source)
+    if path.is_dir() and any(path.glob("*.jsonl")) and not any(path.glob("*/result.json")):
+        return read_study(path)
     if path.is_dir():
         return read_ray(path)
     if path.suffix.lower() in DATABASE_SUFFIXES:
@@ -75,6 +77,43 @@ def from_optuna_export(frame: pd.DataFrame) -> pd.DataFrame:
         out["duration_seconds"] = seconds
     out.attrs = dict(frame.attrs)
     return out
+
+
+def read_study(folder: Path) -> Trials:
+    """A study's records folder, ``results/<study>/`` (``syw run``'s ``<family>.jsonl``, one record per trial,
+    the latest of each index): one row per trial with its family's label from the family file the records
+    name, its validation score, training seconds and status; the direction is the records' own. The tuner
+    runs and seed reruns in subfolders are not random search and are left out (``syw fig 5`` draws them)."""
+    rows, labels, directions = [], [], set()
+    for path in sorted(folder.glob("*.jsonl")):
+        latest = {r["trial"]: (number, r) for number, r in enumerate(iter_records(path), start=1)}
+        for index, (number, record) in sorted(latest.items()):
+            directions.add(record.get("direction", "max"))
+            rows.append({"family": _label(folder, record), "value": record.get("value"), "status": record.get("status"),
+                         "duration_seconds": record.get("duration_seconds"), "trial": index})
+            labels.append(f"{path.name}, record {number}")
+    if not rows:
+        raise FileNotFoundError(f"{folder}: no trial records (<family>.jsonl, as syw run writes them)")
+    if len(directions) > 1:
+        raise DataError(f"{folder}: its records disagree on the direction ({', '.join(sorted(directions))})")
+    return Trials(pd.DataFrame(rows, index=labels), str(folder), folder.name, directions={"value": directions.pop()},
+                  preferred="value")
+
+
+def _label(folder: Path, record: dict) -> str:
+    """The family's label (its family file's ``label``, as the paper's figures name it), else its short name."""
+    import yaml
+
+    family_file = record.get("family_file")
+    for root in (folder.parent.parent, Path.cwd()):  # results/<study> sits in the repository root
+        path = root / family_file if family_file else None
+        if path is not None and path.is_file():
+            try:
+                label = (yaml.safe_load(path.read_text()) or {}).get("label")
+            except yaml.YAMLError:
+                label = None
+            return str(label or record["family"])
+    return str(record["family"])
 
 
 def read_ray(folder: Path) -> Trials:
