@@ -162,4 +162,7 @@ def preflight(cfg: DictConfig, records: list[Path]) -> None:
         check_token(cfg.ray.address)
     check_data(Path(cfg.paths.data_dir), cfg.study.dataset.get("name"))
     for path in records:
-        claim(path)
+        try:
+            claim(path)
+        except OSError as err:  # a disk that filled since the checks above
+            raise PreflightError(f"{path}.lock: cannot take the records' lock ({err.strerror})") from None
