@@ -22,7 +22,7 @@ from syw.core.entry import run_main
 REPO = Path(__file__).resolve().parent.parent
 
 # One start: prints the seconds in start_ray, the store gap, and the system config the GCS was
-# started with (it hands it to the raylet). tests/test_runner_ray.py runs it too.
+# started with (it hands it to the raylet). tests/experiments/test_runner_ray.py runs it too.
 ONE_START = """
 import base64, json, sys, time
 from datetime import datetime

@@ -8,7 +8,7 @@ independent). Where both hold, for every n,
 
 so this band for the difference holds for every n at once with probability at least c, with no
 assumption on the score distributions but their bounds (exact coverage of each CDF band needs
-continuous scores with ``ks``; ``dkw`` holds regardless). ``tests/test_compare_curves.py`` checks
+continuous scores with ``ks``; ``dkw`` holds regardless). ``tests/analysis/test_compare_curves.py`` checks
 the coverage by simulation. From the band follow:
 
 - the budgets where A leads at level c: the band lies above zero (better = higher; below zero when

@@ -10,7 +10,7 @@ an hour than its mean duration suggests. The cost-aware curve at wall-clock time
 
 It is computed by simulating :data:`SEARCHES` such searches (seeded); the report gives the
 simulation's standard error and P(at least one trial finished by T). With equal durations d and
-one worker it is Eq. 8 at n = floor(T / d) (``tests/test_cost_curves.py`` checks this, and k
+one worker it is Eq. 8 at n = floor(T / d) (``tests/analysis/test_cost_curves.py`` checks this, and k
 workers: Eq. 8 at k n).
 """
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.experiments.mounts import needs_mounts
-from tests.runner_util import REPO, records, runner_env
+from tests.support.runner_util import REPO, records, runner_env
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

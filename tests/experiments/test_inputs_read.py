@@ -9,8 +9,8 @@ import pytest
 from syw.core.errors import DataError, DataMissingError
 from syw.data.inputs import cache_noting_inputs, note_input, recording, sha256_of
 from syw.experiments.same_inputs import RunInputs
-from tests.fixtures_sst import write_sst_fixture
-from tests.test_provenance import trials_in_process
+from tests.experiments.test_provenance import trials_in_process
+from tests.support.fixtures_sst import write_sst_fixture
 
 SETTINGS: dict = {}  # the training function below reads no settings
 

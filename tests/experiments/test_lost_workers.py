@@ -17,7 +17,7 @@ from syw.core.context import TrialContext
 from syw.experiments.progress import WORKER_RETRIES
 from syw.experiments.space import load_family, trial_seed
 from syw.models import toy
-from tests.runner_util import REPO, records, run, runner_env
+from tests.support.runner_util import REPO, records, run, runner_env
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

@@ -14,7 +14,7 @@ import pytest
 from syw.core.records import RecordsWriter
 from syw.experiments.space import load_family
 from tests.experiments.mounts import in_namespace, needs_mounts, read_only
-from tests.runner_util import REPO, runner_env
+from tests.support.runner_util import REPO, runner_env
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ import pytest
 
 from syw.core.errors import ConfigError
 from syw.experiments.reseed import jobs_for
-from tests.runner_util import REPO, runner_env
-from tests.test_reseed import TOY, cfg, source, write
+from tests.experiments.test_reseed import TOY, cfg, source, write
+from tests.support.runner_util import REPO, runner_env
 
 
 def best(**params) -> dict:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.experiments.two_nodes import ADDRESS, HEAD_IP, WORKER_IP, TwoNodes, ip, two_nodes, why_no_namespaces
-from tests.runner_util import REPO, records, run
+from tests.support.runner_util import REPO, records, run
 
 pytestmark = [pytest.mark.cluster, pytest.mark.ray, pytest.mark.slow]
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.runner_util import REPO, runner_env
+from tests.support.runner_util import REPO, runner_env
 
 HEAD_IP, WORKER_IP, PORT = "10.231.0.1", "10.231.0.2", 6379
 ADDRESS = f"{HEAD_IP}:{PORT}"
