@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 import matplotlib.font_manager
@@ -25,8 +26,10 @@ from matplotlib.patches import Patch  # noqa: E402
 from syw.analysis import budget_to_reach, time_axis  # noqa: E402
 from syw.analysis.cost import ROUND_DURATIONS, round_time_ticks  # noqa: E402,F401 (ROUND_DURATIONS: the ticks there are)
 from syw.core.units import human_duration  # noqa: E402
-from syw.figures.sources import Group  # noqa: E402
 from syw.figures.specs import FigureSpec  # noqa: E402
+
+if TYPE_CHECKING:  # the paper's figures' groups: their reader needs the runner, which syw curve's figures do not
+    from syw.figures.sources import Group
 
 BLUE, RED, GREEN, PURPLE, ORANGE, BROWN = "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"
 PALETTE = (BLUE, RED, GREEN, PURPLE, ORANGE, BROWN, "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
