@@ -44,6 +44,7 @@ from syw.analysis.compare import (
 )
 from syw.analysis.expected_max import expected_max  # noqa: E402
 from syw.analysis.inference import budget_interval, compare, limit_budget  # noqa: E402
+from syw.core.entry import run_main  # noqa: E402
 
 CONFIDENCE = 0.95
 DOC = Path(__file__).resolve().parent.parent / "docs" / "syw.md"
@@ -280,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "calibration markers)")
     args = parser.parse_args(argv)
     if args.reps < 1 or any(s < 2 for s in args.sizes):
-        parser.error("--reps must be >= 1 and every size >= 2")
+        raise ValueError(f"--reps must be >= 1 and every --sizes at least 2, got {args.reps} and {args.sizes}")
     data = args.data if args.data is None or args.data.is_dir() else None
     fams = [f for f in families(args.seed, args.pool, data) if not args.families or f.name in args.families]
     start, rows = time.perf_counter(), []
@@ -314,4 +315,4 @@ def write_block(path: Path, text: str, command: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))
