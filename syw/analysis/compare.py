@@ -163,7 +163,8 @@ def sentence(diff: Difference) -> str:
             upper = f"beyond {diff.limit}: it cannot be located with these trials"
         else:
             upper = f"beyond {diff.ns[-1]}, the last budget compared"
-        text += (f". {crossing.leader} first overtakes {crossing.previous} at n = {crossing.at} (point estimates); "
+        estimates = "point estimates" if diff.method == "bands" else "unbiased estimates"
+        text += (f". {crossing.leader} first overtakes {crossing.previous} at n = {crossing.at} ({estimates}); "
                  f"at {level} that first crossover lies in [{crossing.low}, {upper}]")
     if diff.limit is not None and diff.limit < int(diff.ns[-1]):
         text += (f". Beyond n = {diff.limit} these trials allow no claim without assumptions (the limit of "

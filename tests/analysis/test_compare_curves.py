@@ -156,13 +156,19 @@ def test_compare_names_groups_that_exist_and_needs_bounds_for_the_mean(tmp_path,
 
 @pytest.mark.paperdata
 def test_sst5_the_report_places_the_cnn_lr_crossover(tmp_path):
-    """The authors' SST-5 trials: Eq. 8 puts the CNN ahead of LR from n = 13 (the paper's Fig. 1); the
-    report states that crossover with its interval at 95%, which holds 13."""
+    """The authors' SST-5 trials: Eq. 8 puts the CNN ahead of LR from n = 13 (the paper's Fig. 1); the crossed
+    bands' report states that crossover with its interval at 95%, which holds 13; the default comparison names
+    LR ahead at n = 1-3 and cannot locate the crossover (the unbiased curves cross at 12) within 50 trials."""
     from syw.figures.curve_command import main
     from syw.figures.specs import FIGURES
     from tests.support.oracle import authors_path
 
-    assert main(["curve", str(authors_path(FIGURES[1].paper)), "--out", str(tmp_path / "o")]) == 0
+    assert main(["curve", str(authors_path(FIGURES[1].paper)), "--out", str(tmp_path / "j")]) == 0
+    report = (tmp_path / "j" / "report.md").read_text()  # the default comparison: the unbiased curves, with the limit
+    assert ("LR leads CNN for n in [1, 3] at 95%; they cannot be told apart for n in [4, 50]. CNN first overtakes LR "
+            "at n = 12 (unbiased estimates); at 95% that first crossover lies in [4, beyond 9: it cannot be located "
+            "with these trials]") in report
+    assert main(["curve", str(authors_path(FIGURES[1].paper)), "--compare-method", "bands", "--out", str(tmp_path / "o")]) == 0
     report = (tmp_path / "o" / "report.md").read_text()
     found = re.search(r"CNN first overtakes LR at n = (\d+) \(point estimates\); at 95% that first crossover lies in "
                       r"\[(\d+), (\d+|beyond 50)", report)
