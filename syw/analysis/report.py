@@ -8,7 +8,7 @@ from syw.analysis import inference
 from syw.analysis.adaptive import RULE as ADAPTIVE_RULE
 from syw.analysis.bands import curve_name
 from syw.analysis.budget import RULE
-from syw.analysis.compare import Difference, sentence
+from syw.analysis.compare import Difference, leaders_by_n, sentence
 from syw.analysis.cost import RULE as COST_RULE
 from syw.analysis.cost import drawn_from, round_time_ticks
 from syw.analysis.curves import Curve, Options
@@ -42,6 +42,17 @@ def band_rule(options: Options, bounds: tuple[float, float] | None) -> str:
             f"CDF to {what}; it holds for every n at once (past N too), assuming only that the "
             f"scores lie within [{bounds[0]:g}, {bounds[1]:g}] and the trials are independent draws"
             + ("." if options.q is None else "; infinite where the data cannot bound it."))
+
+
+def no_change(curves: list[Curve], maximize: bool) -> str:
+    """The overtakes line when no curve crosses another: which group leads throughout, or that the curves are the same."""
+    if len(curves) < 2:
+        return "one group only"
+    shared = min(c.drawn.size for c in curves)
+    if all(np.array_equal(c.drawn[:shared], curves[0].drawn[:shared]) for c in curves[1:]):
+        return f"nowhere: the curves are identical at every shared budget (n = 1 to {shared})"
+    (name, _, last), *_ = leaders_by_n({c.name: c.drawn for c in curves}, maximize=maximize)
+    return f"nowhere: {name} leads at every shared budget (n = 1 to {last})"
 
 
 def difference_rule(confidence: float, method: str) -> str:
@@ -191,8 +202,7 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
     shown = sorted({1, 5, 10} | {c.scores.size for c in curves})
     out += _scores(curves, options, shown) + ([] if budgets.empty else _budget_rows(budgets))
     out += ["", "## Where one group overtakes another", ""]
-    out += [f"- {line}" for line in changes] or ["- nowhere: one group leads at every shared budget"
-                                                 if len(curves) > 1 else "- one group only"]
+    out += [f"- {line}" for line in changes] or [f"- {no_change(curves, options.maximize)}"]
     if tested := [c for c in curves if c.selected is not None]:
         out += _selected_rows(tested, shown)
     if costly := [c for c in curves if c.cost is not None]:

@@ -184,3 +184,15 @@ def test_leaders_by_n_of_three_known_curves():
     assert leaders_by_n(curves) == [("rhn", 1, 3)]
     # a tie goes to the first named, and a stretch may come back
     assert leaders_by_n({"a": [1, 2, 1, 3], "b": [1, 1, 2, 2]}, maximize=False) == [("a", 1, 1), ("b", 2, 2), ("a", 3, 3), ("b", 4, 4)]
+
+
+def test_the_report_says_who_leads_when_nobody_overtakes(tmp_path):
+    """Issue 63, item 10: no crossover names the group ahead throughout; identical curves are said to be identical."""
+    from syw.figures.curve_command import main
+
+    write_groups(tmp_path / "r.csv", {"a": [0.5, 0.6, 0.7], "b": [0.6, 0.7, 0.8], "c": [0.5, 0.6, 0.7]})
+    assert main(["curve", str(tmp_path / "r.csv"), "--out", str(tmp_path / "o")]) == 0
+    assert "- nowhere: b leads at every shared budget (n = 1 to 3)" in (tmp_path / "o" / "report.md").read_text()
+    write_groups(tmp_path / "s.csv", {"a": [0.5, 0.7], "b": [0.7, 0.5]})
+    assert main(["curve", str(tmp_path / "s.csv"), "--out", str(tmp_path / "p")]) == 0
+    assert "- nowhere: the curves are identical at every shared budget (n = 1 to 2)" in (tmp_path / "p" / "report.md").read_text()
