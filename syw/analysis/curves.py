@@ -40,6 +40,7 @@ class Options:
     workers: int | None = None  # cost-aware curves with this many workers; None: none
     compare_method: str = "jackknife"  # the difference of two curves: "jackknife" (syw.analysis.inference) or "bands"
     at: tuple[int, ...] | None = None  # budgets stated in advance: pointwise claims there; None: simultaneous claims
+    compare_confidence: float = 0.95  # the level of the comparison's claims
 
 
 @dataclass(frozen=True)
@@ -148,8 +149,8 @@ def band_bounds(scores: list[np.ndarray], options: Options, source: str) -> tupl
 
 def comparisons(curves: list[Curve], options: Options, source: str,
                 pair: tuple[str, str] | None = None) -> tuple[list[Difference], list[str]]:
-    """The difference of ``pair``'s curves, else of every pair of groups, with intervals at the bands'
-    level (95% when no bands are drawn): the jackknife comparison of ``syw.analysis.inference`` (claims
+    """The difference of ``pair``'s curves, else of every pair of groups, with intervals at
+    ``options.compare_confidence``: the jackknife comparison of ``syw.analysis.inference`` (claims
     at ``options.at``, else simultaneous ones), or the crossed bands of ``syw.analysis.compare``; and
     notes on pairs it could not be computed for."""
     names = [c.name for c in curves]
@@ -166,7 +167,7 @@ def comparisons(curves: list[Curve], options: Options, source: str,
     else:
         pairs = list(itertools.combinations([n for n in names if n not in adaptive], 2))
     by_name = {c.name: c for c in curves}
-    confidence = options.confidence or 0.95
+    confidence = options.compare_confidence
     out, notes = [], []
     for a, b in pairs:
         if options.compare_method == "jackknife":

@@ -126,7 +126,7 @@ def parser() -> argparse.ArgumentParser:
     draw.add_argument("--log-x", action="store_true", help="logarithmic x axis")
     draw.add_argument("--no-sd", dest="sd", action="store_false", help="leave out the ±1 SD shading")
     draw.add_argument("--bands", action="store_true", help="draw simultaneous confidence bands (opda)")
-    draw.add_argument("--confidence", type=_fraction, default=0.95, help="the bands' level (default 0.95)")
+    draw.add_argument("--confidence", type=_fraction, default=0.95, help="the level of the bands and of the comparison's claims (default 0.95)")
     draw.add_argument("--bounds", type=float, nargs=2, metavar=("LOW", "HIGH"),
                       help="the score's possible range, which the bands need (default 0 1 when scores lie there)")
     draw.add_argument("--band-method", default="ks", choices=("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
@@ -174,7 +174,7 @@ def _options(args: argparse.Namespace, maximize: bool) -> Options:
                    forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
                    forecast_resamples=args.forecast_resamples, workers=args.workers if args.x == "cost" else None,
                    compare_method=args.compare_method or ("jackknife" if args.statistic is None else "bands"),
-                   at=tuple(args.at) if args.at else None)
+                   at=tuple(args.at) if args.at else None, compare_confidence=args.confidence)
 
 
 def _folder(args: argparse.Namespace, name: str) -> Path:
