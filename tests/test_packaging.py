@@ -3,6 +3,7 @@ and works outside the checkout: ``syw curve`` with only the light install's depe
 ``syw run study=toy`` with the full suite's."""
 from __future__ import annotations
 
+import fcntl
 import json
 import subprocess
 import sys
@@ -30,8 +31,11 @@ def tracked(pattern: str) -> list[str]:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    done = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)],
-                          capture_output=True, text=True, timeout=600)
+    # one build at a time: test workers building at once share the checkout's build/ folder and break each other
+    with open(tmp_path_factory.getbasetemp().parent / "syw-wheel-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(REPO)],
+                              capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (path,) = out.glob("show_your_work-*.whl")
     return path
