@@ -95,17 +95,11 @@ def _matrix_cached(size: int, budgets: tuple[int, ...]) -> np.ndarray:
 
 
 def _apply(x: np.ndarray, budgets: np.ndarray) -> np.ndarray:
-    """V_n of the sorted sample x at each budget."""
+    """V_n of the sorted sample x at each budget, with the jackknife's own renormalized weights: exact where
+    a target equals a curve value (expected_max_unbiased's product weights can fall an ulp short there)."""
     if budgets.size * x.size <= _MATRIX_CELLS:
         return _matrix(x.size, tuple(int(n) for n in budgets)) @ x
     return np.array([_weights(x.size, int(n)) @ x for n in budgets])
-
-
-def expected_max_u(scores, ns: Budgets, maximize: bool = True) -> np.ndarray:
-    """Unbiased estimate V_n of E[best of n] (Eq. 8's target; U-statistic over n-subsets), n <= N."""
-    x = _sorted(scores, maximize)
-    out = _apply(x, check_budgets(ns, n_max=x.size))
-    return out if maximize else -out
 
 
 def _kish_dof(size: int, budgets: np.ndarray) -> np.ndarray:
@@ -343,5 +337,5 @@ def limit_lines(diffs: list[Difference], sizes: dict[str, int]) -> list[str]:
     return out
 
 
-__all__ = ["BudgetInterval", "budget_interval", "compare", "expected_max_u", "jackknife_variance", "limit_budget",
+__all__ = ["BudgetInterval", "budget_interval", "compare", "jackknife_variance", "limit_budget",
            "limit_lines", "rule", "shown_budgets", "trials_needed"]

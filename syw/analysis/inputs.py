@@ -87,9 +87,13 @@ def read_study(folder: Path) -> Trials:
     rows, labels, directions = [], [], set()
     for path in sorted(folder.glob("*.jsonl")):
         latest = {r["trial"]: (number, r) for number, r in enumerate(iter_records(path), start=1)}
+        labels_of = {}  # one family file read per file, not per record
         for index, (number, record) in sorted(latest.items()):
             directions.add(record.get("direction", "max"))
-            rows.append({"family": _label(folder, record), "value": record.get("value"), "status": record.get("status"),
+            key = (record.get("family_file"), record["family"])
+            if key not in labels_of:
+                labels_of[key] = _label(folder, record)
+            rows.append({"family": labels_of[key], "value": record.get("value"), "status": record.get("status"),
                          "duration_seconds": record.get("duration_seconds"), "trial": index})
             labels.append(f"{path.name}, record {number}")
     if not rows:
