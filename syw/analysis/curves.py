@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -17,8 +17,8 @@ from syw.analysis.compare import Difference, difference
 from syw.analysis.cost import CostCurve, cost_crossings, drawn_from, for_groups
 from syw.analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
 from syw.analysis.forecast import Forecast, forecast
+from syw.analysis.group import Group
 from syw.analysis.inference import compare
-from syw.analysis.prepare import Group
 from syw.analysis.selected import selected_test
 from syw.core.units import human_duration
 
@@ -48,6 +48,7 @@ class Curve:
     """One group's scores and its curves: Eq. 8, its SD and the unbiased estimate at n = 1..N."""
 
     name: str
+    label: str
     scores: np.ndarray
     durations: np.ndarray | None
     mean: np.ndarray
@@ -65,6 +66,16 @@ class Curve:
     @property
     def mean_duration(self) -> float | None:
         return None if self.durations is None else float(np.mean(self.durations))
+
+    @property
+    def ns(self) -> np.ndarray:
+        """The budgets n = 1..N of :attr:`mean` (the paper claims nothing past the N trials there are, section 3.1)."""
+        return np.arange(1, self.mean.size + 1)
+
+    def upto(self, n_max: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The budgets 1..min(n_max, N), Eq. 8 there and its spread: what a figure draws on an axis ending at n_max."""
+        k = self.mean.size if n_max is None else min(n_max, self.mean.size)
+        return self.ns[:k], self.mean[:k], self.sd[:k]
 
     @property
     def drawn(self) -> np.ndarray:
@@ -98,7 +109,7 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
     costs = for_groups(timed, workers=options.workers, maximize=options.maximize) if options.workers and timed else {}
     out = []
     for group in groups:
-        name, scores, durations = group.name, group.scores, group.durations
+        name, scores = group.name, group.scores
         if group.strategy is not None:
             out.append(adaptive_curve(group, options.maximize))
             continue
@@ -121,20 +132,26 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
             except ValueError as err:
                 raise ValueError(f"{source}: group {name}: {err}") from None
         quantile = None if options.q is None else tuning_curve(scores, ns, options.q, maximize=options.maximize)
-        out.append(Curve(str(name), scores, durations, expected_max(scores, ns, maximize=options.maximize),
-                         expected_max_std(scores, ns, maximize=options.maximize),
-                         expected_max_unbiased(scores, ns, maximize=options.maximize), band, predicted,
-                         options.q, quantile, cost=costs.get(str(name)),
-                         selected=None if group.tests is None else selected_test(scores, group.tests, ns,
-                                                                                 maximize=options.maximize)))
+        selected = None if group.tests is None else selected_test(scores, group.tests, ns, maximize=options.maximize)
+        out.append(replace(curve_of(group, options.maximize), band=band, forecast=predicted, q=options.q,
+                           quantile=quantile, cost=costs.get(str(name)), selected=selected))
     return out
+
+
+def curve_of(group: Group, maximize: bool = True) -> Curve:
+    """A random search's :class:`Curve`: Eq. 8, its SD (Eq. 9's spread) and the unbiased estimate at n = 1..N;
+    the one curve every figure, table, verdict, README and ``syw curve`` reads (:func:`build` adds the rest)."""
+    ns = np.arange(1, group.scores.size + 1)
+    return Curve(group.name, group.label, group.scores, group.durations, expected_max(group.scores, ns, maximize=maximize),
+                 expected_max_std(group.scores, ns, maximize=maximize),
+                 expected_max_unbiased(group.scores, ns, maximize=maximize), None, None)
 
 
 def adaptive_curve(group: Group, maximize: bool) -> Curve:
     """An adaptive search's :class:`Curve`: its runs' mean best so far in trial order, their SD, no Eq. 8."""
     seen = progress(group.scores, group.order, group.runs, maximize=maximize)
     none = np.full(seen.mean.size, np.nan)
-    return Curve(group.name, group.scores, group.durations, seen.mean, seen.sd, none, None, None,
+    return Curve(group.name, group.label, group.scores, group.durations, seen.mean, seen.sd, none, None, None,
                  strategy=group.strategy, runs=seen.runs)
 
 

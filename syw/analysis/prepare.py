@@ -17,6 +17,7 @@ import pandas as pd
 
 from syw.analysis.adaptive import is_random, strategy_column
 from syw.analysis.columns import looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
+from syw.analysis.group import Group
 from syw.analysis.inputs import DATABASE_SUFFIXES, Trials, load_trials, per_trial
 from syw.analysis.rows import settle
 from syw.analysis.table import finite_column
@@ -25,19 +26,6 @@ from syw.core.errors import DataError
 ORDER_COLUMNS = ("number", "trial_number", "trial", "trial_index", "iteration")  # trial order, when numeric
 RUN_COLUMNS = ("run", "run_id", "tuner_seed")
 STRATEGY = "strategy"  # --group strategy: the groups are the search strategies
-
-
-@dataclass(frozen=True)
-class Group:
-    """The trials of one group: scores (and seconds per trial), their order and run, and the search."""
-
-    name: str
-    scores: np.ndarray
-    durations: np.ndarray | None
-    order: np.ndarray  # each trial's place in its run
-    runs: np.ndarray  # each trial's run
-    strategy: str | None = None  # the adaptive search that chose them; None: random search (Eq. 8 applies)
-    tests: np.ndarray | None = None  # each trial's test score (of its selected epoch), when every trial has one
 
 
 @dataclass
@@ -168,8 +156,8 @@ def _group(name: str, part: pd.DataFrame, timed: bool, where: str) -> Group:
         raise DataError(f"{where}: group {name!r} mixes search strategies ({found}); pass --group strategy")
     tests = part["test"].to_numpy(float)
     return Group(name, part["score"].to_numpy(float), part["seconds"].to_numpy(float) if timed else None,
-                 part["order"].to_numpy(float), part["run"].to_numpy(str), next(iter(strategies), None),
-                 tests if np.isfinite(tests).all() else None)
+                 order=part["order"].to_numpy(float), runs=part["run"].to_numpy(str),
+                 strategy=next(iter(strategies), None), tests=tests if np.isfinite(tests).all() else None)
 
 
 def check_targets(targets: list[tuple[float, str]], prepared: Prepared) -> None:

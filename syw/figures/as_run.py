@@ -20,11 +20,13 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis import bootstrap_overtake, budget_to_reach, overtakes_from
+from syw.analysis.curves import curve_of
+from syw.analysis.group import Group
 from syw.core.errors import DataMissingError
 from syw.core.records import load_study
 from syw.experiments.compare import trial_by_trial
 from syw.figures.plot import draw
-from syw.figures.sources import PAPER_DIR, Group, ensure_paper_file, from_paper, from_records, has_records, paper_rows
+from syw.figures.sources import PAPER_DIR, ensure_paper_file, from_paper, from_records, has_records, paper_rows
 from syw.figures.specs import FIGURES
 
 BUDGETS = (1, 10, 50)
@@ -49,7 +51,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 def pair_row(cnn: Group, lr: Group) -> dict:
     """When ``cnn`` overtakes ``lr`` for good, and how often a bootstrap of both puts it in CROSSOVER_RANGE."""
-    at = overtakes_from(cnn.curve(N_MAX)[1], lr.curve(N_MAX)[1])
+    at = overtakes_from(curve_of(cnn).upto(N_MAX)[1], curve_of(lr).upto(N_MAX)[1])
     boot = bootstrap_overtake(cnn.scores, lr.scores, min(N_MAX, cnn.scores.size, lr.scores.size), RESAMPLES, seed=0)
     low, high = CROSSOVER_RANGE
     return {"CNN": cnn.label, "LR": lr.label, "overtakes from n": "never" if at is None else at,
@@ -63,7 +65,7 @@ def _median(boot: np.ndarray) -> str:
 
 
 def curve_row(group: Group) -> dict:
-    values = group.curve(N_MAX)[1]
+    values = curve_of(group).upto(N_MAX)[1]
     reach = budget_to_reach(values, TARGET)
     return {"curve": group.label, "trials": group.scores.size,
             **{f"n={n}": f"{values[n - 1]:.4f}" if n <= values.size else "-" for n in BUDGETS},
@@ -93,9 +95,9 @@ def markdown(curves: list[Group], pairs: list[tuple[Group, Group]], bins: pd.Dat
            markdown_table(pd.DataFrame([pair_row(c, lr) for c, lr in pairs])), ""]
     if authors is not None:
         out += ["## Our as-run CNN against the authors' 50 trials", ""]
-        theirs = authors.curve(N_MAX)[1]
+        theirs = curve_of(authors).upto(N_MAX)[1]
         for group in as_run:
-            ours = group.curve(N_MAX)[1]
+            ours = curve_of(group).upto(N_MAX)[1]
             k = min(ours.size, theirs.size)
             gaps = {n: ours[n - 1] - theirs[n - 1] for n in BUDGETS if n <= k}
             worst = int(np.argmax(np.abs(ours[:k] - theirs[:k]))) + 1
@@ -138,8 +140,8 @@ class _Comparison:
 def _add_random_batches(c: _Comparison, results: Path) -> None:
     """The as-run CNN with random batches, paired trial by trial with sorted batches."""
     c.studies.append(RANDOM_STUDY)
-    cnn = replace({g.family: g for g in from_records(RANDOM_STUDY, results)}["cnn"],
-                  family="cnn_as_run_random", label="CNN, space as run, random batches")
+    cnn = replace({g.name: g for g in from_records(RANDOM_STUDY, results)}["cnn"],
+                  name="cnn_as_run_random", label="CNN, space as run, random batches")
     c.drawn.append(cnn)
     c.as_run.append(cnn)
     c.pairs.append((cnn, c.lr))
@@ -151,9 +153,9 @@ def _add_random_batches(c: _Comparison, results: Path) -> None:
 def _add_replay(c: _Comparison, results: Path) -> None:
     """Our LR and as-run CNN rerun on the authors' assignments."""
     c.studies.append(REPLAY_STUDY)
-    groups = {g.family: g for g in from_records(REPLAY_STUDY, results)}
-    cnn = replace(groups["cnn"], family="cnn_as_run_replay", label="CNN, space as run, the authors' assignments")
-    c.lr_replay = replace(groups["lr"], family="lr_replay", label="LR, the authors' assignments")
+    groups = {g.name: g for g in from_records(REPLAY_STUDY, results)}
+    cnn = replace(groups["cnn"], name="cnn_as_run_replay", label="CNN, space as run, the authors' assignments")
+    c.lr_replay = replace(groups["lr"], name="lr_replay", label="LR, the authors' assignments")
     c.drawn.append(cnn)
     c.as_run.append(cnn)
     c.tabled.append(c.lr_replay)
@@ -164,9 +166,9 @@ def _add_replay(c: _Comparison, results: Path) -> None:
 def _add_authors(c: _Comparison, results: Path, paper_dir: Path) -> None:
     """The authors' 50 + 50 trials; with the replay, ours against theirs assignment by assignment."""
     spec = FIGURES[1]
-    authors = {g.family: g for g in from_paper(spec, folder=paper_dir)}
-    c.authors_cnn = replace(authors["cnn"], family="cnn_authors", label="CNN, the authors' 50 trials")
-    authors_lr = replace(authors["lr"], family="lr_authors", label="LR, the authors' 50 trials")
+    authors = {g.name: g for g in from_paper(spec, folder=paper_dir)}
+    c.authors_cnn = replace(authors["cnn"], name="cnn_authors", label="CNN, the authors' 50 trials")
+    authors_lr = replace(authors["lr"], name="lr_authors", label="LR, the authors' 50 trials")
     rows = paper_rows(spec, paper_dir)
     c.runs["authors"] = authors_frame(rows["cnn"])
     c.drawn.append(c.authors_cnn)
@@ -183,11 +185,11 @@ def _add_authors(c: _Comparison, results: Path, paper_dir: Path) -> None:
 
 def compare_fig1(results: Path, out: Path, paper_dir: Path = PAPER_DIR) -> list[Path]:
     """Draw ``fig1_reported_vs_as_run.{pdf,png}`` and write its ``.md`` comparison."""
-    reported = {g.family: g for g in from_records("sst5", results)}
-    as_run = {g.family: g for g in from_records("sst5_as_run", results)}
+    reported = {g.name: g for g in from_records("sst5", results)}
+    as_run = {g.name: g for g in from_records("sst5_as_run", results)}
     lr = replace(reported["lr"], label="LR")
-    cnn_reported = replace(reported["cnn"], family="cnn_reported", label="CNN, space as reported (Table 2)")
-    cnn_as_run = replace(as_run["cnn"], family="cnn_as_run", label="CNN, space as run, sorted batches")
+    cnn_reported = replace(reported["cnn"], name="cnn_reported", label="CNN, space as reported (Table 2)")
+    cnn_as_run = replace(as_run["cnn"], name="cnn_as_run", label="CNN, space as run, sorted batches")
     c = _Comparison(lr=lr, drawn=[lr, cnn_reported, cnn_as_run], as_run=[cnn_as_run],
                     pairs=[(cnn_reported, lr), (cnn_as_run, lr)], studies=["sst5", "sst5_as_run"],
                     runs={"ours": cnn_rows(Path(results) / "sst5_as_run")})

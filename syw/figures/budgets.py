@@ -9,8 +9,9 @@ import pandas as pd
 
 from syw.analysis import Lead, budget_to_reach, crossovers, time_crossovers, time_leaders
 from syw.analysis.budget import RULE
+from syw.analysis.curves import curve_of
+from syw.analysis.group import Group
 from syw.core.units import human_duration
-from syw.figures.sources import Group
 from syw.figures.specs import FigureSpec
 
 PAPER_CLAIMS = {  # what the paper's text states, shown beside our numbers
@@ -30,23 +31,23 @@ def budget_rows(spec: FigureSpec, groups: list[Group], source: str) -> pd.DataFr
     curves = {}
     for g in groups:
         big_n = g.scores.size
-        curves[g.family] = g.curve()[1]
+        curves[g.name] = curve_of(g).mean
         seconds = (lambda n, d=g.mean_duration: None if d is None else n * d)
         for n in sorted({1, min(10, big_n), big_n}):
-            rows.append(dict(family=g.family, statistic="expected_max", target=None, trials=n, seconds=seconds(n), value=curves[g.family][n - 1]))
-        rows.append(dict(family=g.family, statistic="best_observed", target=None, trials=big_n, seconds=seconds(big_n), value=g.scores.max()))
-        own = [spec.references[g.family]] if g.family in spec.references else []
+            rows.append(dict(family=g.name, statistic="expected_max", target=None, trials=n, seconds=seconds(n), value=curves[g.name][n - 1]))
+        rows.append(dict(family=g.name, statistic="best_observed", target=None, trials=big_n, seconds=seconds(big_n), value=g.scores.max()))
+        own = [spec.references[g.name]] if g.name in spec.references else []
         for target in sorted(set(targets) | set(own)):
             for decimals in (None, 3):
-                n = budget_to_reach(curves[g.family], target, decimals=decimals)
-                rows.append(dict(family=g.family, statistic="budget_to_reach" if decimals is None else "budget_to_reach_rounded_3dp",
+                n = budget_to_reach(curves[g.name], target, decimals=decimals)
+                rows.append(dict(family=g.name, statistic="budget_to_reach" if decimals is None else "budget_to_reach_rounded_3dp",
                                  target=target, trials=n, seconds=None if n is None else seconds(n), value=None))
     for a, b in itertools.combinations(groups, 2):
-        for c in crossovers(curves[a.family], curves[b.family], (a.family, b.family)):
+        for c in crossovers(curves[a.name], curves[b.name], (a.name, b.name)):
             rows.append(dict(family=f"{c.leader} over {c.previous}", statistic="crossover_trials", target=None, trials=c.at,
                              seconds=None, value=None))
         if a.mean_duration and b.mean_duration:
-            for c in time_crossovers(curves[a.family], a.mean_duration, curves[b.family], b.mean_duration, (a.family, b.family)):
+            for c in time_crossovers(curves[a.name], a.mean_duration, curves[b.name], b.mean_duration, (a.name, b.name)):
                 rows.append(dict(family=f"{c.leader} over {c.previous}", statistic="crossover_time", target=None, trials=None,
                                  seconds=c.at, value=None))
     for lead in leads_by_time(spec, groups):
@@ -62,7 +63,7 @@ def leads_by_time(spec: FigureSpec, groups: list[Group]) -> list:
     """:func:`syw.analysis.time_leaders` over the families of a time-axis figure (none with fewer than two timed)."""
     if spec.x != "time":
         return []
-    timed = {g.family: (g.curve()[1], g.mean_duration) for g in groups if g.mean_duration}
+    timed = {g.name: (curve_of(g).mean, g.mean_duration) for g in groups if g.mean_duration}
     return time_leaders(timed) if len(timed) > 1 else []
 
 
@@ -81,13 +82,13 @@ def leads_text(labels: dict[str, str], leads: list[Lead]) -> str:
 
 
 def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source: str) -> str:
-    labels = {g.family: g.label for g in groups}
+    labels = {g.name: g.label for g in groups}
     out = [f"## Figure {spec.number}: study `{spec.study}` ({source})", ""]
     out += ["| family | N | mean duration | E[max] n=1 | n=10 | n=N | best observed |", "|---|---|---|---|---|---|---|"]
     for g in groups:
-        em = frame[(frame.family == g.family) & (frame.statistic == "expected_max")].set_index("trials").value
-        best = frame[(frame.family == g.family) & (frame.statistic == "best_observed")].value.iloc[0]
-        out.append(f"| {labels[g.family]} | {g.scores.size} | {human_duration(g.mean_duration)} | {em.iloc[0]:.4f} | "
+        em = frame[(frame.family == g.name) & (frame.statistic == "expected_max")].set_index("trials").value
+        best = frame[(frame.family == g.name) & (frame.statistic == "best_observed")].value.iloc[0]
+        out.append(f"| {labels[g.name]} | {g.scores.size} | {human_duration(g.mean_duration)} | {em.iloc[0]:.4f} | "
                    f"{em.get(min(10, g.scores.size), np.nan):.4f} | {em.iloc[-1]:.4f} | {best:.4f} |")
     reach = frame[frame.statistic.str.startswith("budget_to_reach")]
     if not reach.empty:
@@ -124,14 +125,14 @@ def beside_theirs(spec: FigureSpec, ours: list[Group], theirs: list[Group] | str
     def reach(group: Group | None, target: float) -> str:
         if group is None:
             return "-"
-        n = budget_to_reach(group.curve()[1], target)
+        n = budget_to_reach(curve_of(group).mean, target)
         if n is None:
             return f"not in {group.scores.size}"
         return f"{n}" + (f" ({human_duration(n * group.mean_duration)})" if group.mean_duration else "")
 
-    paper = {g.family: g for g in theirs}
-    rows = [f"| {g.label} | {spec.references[g.family]} | {reach(g, spec.references[g.family])} | "
-            f"{reach(paper.get(g.family), spec.references[g.family])} |" for g in ours if g.family in spec.references]
+    paper = {g.name: g for g in theirs}
+    rows = [f"| {g.label} | {spec.references[g.name]} | {reach(g, spec.references[g.name])} | "
+            f"{reach(paper.get(g.name), spec.references[g.name])} |" for g in ours if g.name in spec.references]
     return "\n".join(head + ["| family | reported | ours | the authors' trials |", "|---|---|---|---|"] + rows) + "\n"
 
 
@@ -149,7 +150,7 @@ def write(sections: list[tuple[FigureSpec, list[Group]]], source: str, folder: P
         if theirs and spec.number in theirs and leads_in(frame):
             other = theirs[spec.number]
             texts.append("The authors' trials: " + (f"({other})" if isinstance(other, str) else leads_text(
-                {g.family: g.label for g in other}, leads_by_time(spec, other)).replace("Leader by time", "leader by time")) + "\n")
+                {g.name: g.label for g in other}, leads_by_time(spec, other)).replace("Leader by time", "leader by time")) + "\n")
     folder.mkdir(parents=True, exist_ok=True)
     csv, md = folder / f"budgets_{source}.csv", folder / f"budgets_{source}.md"
     pd.concat(frames, ignore_index=True).to_csv(csv, index=False, float_format="%.6g")

@@ -19,12 +19,14 @@ import numpy as np
 from syw.analysis import time_axis
 from syw.analysis.adaptive import BestSoFar, reaches_random, trials_saved, tuner_progress
 from syw.analysis.compare import leaders_by_n
+from syw.analysis.curves import curve_of
+from syw.analysis.group import Group
 from syw.core.paths import REPO
 from syw.core.units import count, human_duration, score, spans, stretches_text
 from syw.experiments.space import load_family, study_config
 from syw.experiments.tuner import GP
 from syw.figures.plot import CEILING, PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
-from syw.figures.sources import Group, study_rows, study_with_records
+from syw.figures.sources import study_rows, study_with_records
 
 STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
 STUDIES = (STUDY, REDUCED)
@@ -45,7 +47,7 @@ class Cell:
 
     def curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """n = 1..N, the expected minimum of n trials (Eq. 8, direction min) and its SD."""
-        return self.group.curve(maximize=False)
+        return curve_of(self.group, maximize=False).upto()
 
 
 def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
@@ -55,8 +57,8 @@ def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
     parts, failed = study_rows(study, results)
     out = []
     for name, part in parts.items():
-        group = Group(name, load_family(families[name], name=name).label, part["value"].to_numpy(float),
-                      part["duration_seconds"].to_numpy(float))
+        group = Group(name, part["value"].to_numpy(float), part["duration_seconds"].to_numpy(float),
+                      load_family(families[name], name=name).label)
         tuner = tuner_progress(results / study, name, GP)
         out.append(Cell(group, part["trial"].to_numpy(int), failed.get(name, 0), *(tuner or (None, None))))
     return study, out
@@ -64,8 +66,8 @@ def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
 
 def counts(cells_: list[Cell]) -> str:
     """The trial counts the title and caption give."""
-    text = "random search: " + ", ".join(f"{c.group.family} N = {c.group.scores.size}" for c in cells_)
-    tuned = [f"{c.group.family} {count(c.tuner.runs, 'run')} of {', '.join(map(str, c.tuner.lengths))} trials"
+    text = "random search: " + ", ".join(f"{c.group.name} N = {c.group.scores.size}" for c in cells_)
+    tuned = [f"{c.group.name} {count(c.tuner.runs, 'run')} of {', '.join(map(str, c.tuner.lengths))} trials"
              for c in cells_ if c.tuner]
     return text + ("; GP tuner: " + "; ".join(tuned) if tuned else "; no GP-tuner runs")
 
@@ -80,11 +82,11 @@ def title(study: str, cells_: list[Cell]) -> str:
 
 def styles(cells_: list[Cell]) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """A colour per cell (a budget variant such as ``lstm_24m`` dashed in its cell's colour) and per GP curve."""
-    bases = colours(list(dict.fromkeys(c.group.family.split("_")[0] for c in cells_)))
-    own = {c.group.family: (bases[c.group.family.split("_")[0]][0], "-" if "_" not in c.group.family else "--")
+    bases = colours(list(dict.fromkeys(c.group.name.split("_")[0] for c in cells_)))
+    own = {c.group.name: (bases[c.group.name.split("_")[0]][0], "-" if "_" not in c.group.name else "--")
            for c in cells_}
     free = [p for p in PALETTE if p not in {colour for colour, _ in own.values()}]
-    return own, {c.group.family: free[k % len(free)] for k, c in enumerate(c for c in cells_ if c.tuner)}
+    return own, {c.group.name: free[k % len(free)] for k, c in enumerate(c for c in cells_ if c.tuner)}
 
 
 def _panel(ax, cells_: list[Cell], own: dict, x: str, limit: float) -> tuple[list, list, list]:
@@ -94,7 +96,7 @@ def _panel(ax, cells_: list[Cell], own: dict, x: str, limit: float) -> tuple[lis
     for c in cells_:
         ns, mean, sd = c.curve()
         xs = ns if x == "trials" else time_axis(ns.size, c.group.mean_duration)
-        colour, line = own[c.group.family]
+        colour, line = own[c.group.name]
         ax.plot(xs, mean, color=colour, ls=line, lw=1.8, label=f"{c.group.label} (N = {ns.size})" if x == "trials" else None)
         low, high = shade_sd(ax, xs, mean, sd, c.group.scores, colour, where=mean <= limit)
         ends.append(xs)
@@ -115,8 +117,8 @@ def _tuner(ax, c: Cell, colour: str) -> tuple[np.ndarray, np.ndarray]:
 
 def curves(cells_: list[Cell], tuner: bool = True) -> list[tuple[str, np.ndarray]]:
     """Each curve drawn, named: the cells' Eq. 8 curves and (with ``tuner``, panel (a)) the GP runs' mean best-so-far."""
-    return [(c.group.family, c.curve()[1]) for c in cells_] + [
-        (f"{c.group.family}, GP tuner", c.tuner.mean) for c in cells_ if c.tuner and tuner]
+    return [(c.group.name, c.curve()[1]) for c in cells_] + [
+        (f"{c.group.name}, GP tuner", c.tuner.mean) for c in cells_ if c.tuner and tuner]
 
 
 def ceiling(cells_: list[Cell]) -> float:
@@ -155,11 +157,11 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
     ends, lows, highs = _panel(by_n, cells_, own, "trials", limit)
     for c in cells_:
         if c.tuner:
-            low, high = _tuner(by_n, c, tuned[c.group.family])
+            low, high = _tuner(by_n, c, tuned[c.group.name])
             ends.append(c.tuner.budgets)
             lows.append(low)
             highs.append(high)
-    colours = {c.group.family: own[c.group.family][0] for c in cells_} | {f"{k}, GP tuner": v for k, v in tuned.items()}
+    colours = {c.group.name: own[c.group.name][0] for c in cells_} | {f"{k}, GP tuner": v for k, v in tuned.items()}
     _fit(by_n, cells_, (lows, highs), colours, limit, tuner=True)
     end_at_trials(by_n, ends)
     if max(e[-1] for e in ends) > 50:
@@ -178,7 +180,7 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
         ax.set_title(f"{tag} random search: expected minimum of n trials (Eq. 8)", fontsize=8)
         ax.grid(alpha=0.3, lw=0.5)
     fig.suptitle(title(study, cells_), fontsize=9)
-    extra = [Swatch([own[c.group.family][0] for c in cells_], SD_LABEL)]
+    extra = [Swatch([own[c.group.name][0] for c in cells_], SD_LABEL)]
     extra += [Swatch(list(tuned.values()), GP_LABEL, alpha=0.12)] if tuned else []
     return finish(fig, by_n, out_stem, extra) + [caption(study, cells_, out_stem, limit)]
 
@@ -200,9 +202,9 @@ def caption(study: str, cells_: list[Cell], out_stem: Path, limit: float) -> Pat
                      "over a cell's trials in which a diverged trial weighs at every n; drawn to scale, it would flatten every other curve.")
     for c in cells_:
         if c.failed:
-            lines.append(f"- {c.group.family}: {c.failed} failed trial(s), not part of its curve.")
+            lines.append(f"- {c.group.name}: {c.failed} failed trial(s), not part of its curve.")
         if c.tuner:
-            lines.append(f"- (a) Dash-dot steps, {c.group.family}: the GP tuner's best-so-far in trial order, the mean of "
+            lines.append(f"- (a) Dash-dot steps, {c.group.name}: the GP tuner's best-so-far in trial order, the mean of "
                          f"{count(c.tuner.runs, 'independent run')} up to n = {c.tuner.budgets.size} (the shortest run), shaded ±1 SD "
                          "across the runs: an adaptive search's trials are no i.i.d. draws, so Eq. 8 is not applied to them.")
     if not any(c.tuner for c in cells_):
@@ -225,14 +227,14 @@ def _at(curve: np.ndarray, n: int) -> float | None:
 
 def leaders(cells_: list[Cell]) -> list[tuple[str, int, int]]:
     """(cell, first n, last n) of each stretch over n = 1..the smallest N where that cell's expected best is lowest."""
-    return leaders_by_n({c.group.family: c.curve()[1] for c in cells_}, maximize=False)
+    return leaders_by_n({c.group.name: c.curve()[1] for c in cells_}, maximize=False)
 
 
 def saves(c: Cell) -> str:
     """Where the GP runs' mean best-so-far first reaches random search's expected best at N, and the trials that saves."""
     big_n, eq8 = c.group.scores.size, c.curve()[1]
     n, saved = reaches_random(c.tuner, eq8, maximize=False), trials_saved(c.tuner, eq8, maximize=False)
-    head = f"{c.group.family}: random search's expected best at N = {big_n} is {score(eq8[-1])}; the GP runs' mean best-so-far "
+    head = f"{c.group.name}: random search's expected best at N = {big_n} is {score(eq8[-1])}; the GP runs' mean best-so-far "
     if n is not None:
         return head + f"reaches it at n = {n}: the GP tuner saves {saved} of {big_n} trials."
     if saved is None:
@@ -250,15 +252,15 @@ def budget_markdown(study: str, cells_: list[Cell]) -> str:
            "| cell | ok trials | failed | mean duration | best perplexity (trial) |", "|---|---|---|---|---|"]
     for c in cells_:
         best = int(np.argmin(c.group.scores))
-        out.append(f"| {c.group.family}: {c.group.label} | {c.group.scores.size} | {c.failed} | "
+        out.append(f"| {c.group.name}: {c.group.label} | {c.group.scores.size} | {c.failed} | "
                    f"{human_duration(c.group.mean_duration)} | {score(c.group.scores[best])} (trial {c.trials[best]}) |")
     tuned = [c for c in cells_ if c.tuner]
     sizes = {c.group.scores.size for c in cells_}
-    out += ["", "| n | " + " | ".join(c.group.family for c in cells_) + "".join(f" | {c.group.family}, GP best-so-far"
+    out += ["", "| n | " + " | ".join(c.group.name for c in cells_) + "".join(f" | {c.group.name}, GP best-so-far"
                                                                              for c in tuned) + " | leader (random search) |",
             "|---" * (len(cells_) + len(tuned) + 2) + "|"]
     for n in sorted(n for n in {*BUDGETS, *sizes} if n <= max(sizes)):
-        values = {c.group.family: _at(c.curve()[1], n) for c in cells_}
+        values = {c.group.name: _at(c.curve()[1], n) for c in cells_}
         ahead = {k: v for k, v in values.items() if v is not None}
         gp = [f"{fmt(_at(c.tuner.mean, n))} ± {fmt(_at(c.tuner.sd, n))} ({count(c.tuner.runs, 'run')})"
               if n <= c.tuner.budgets.size else f"- (runs end at {c.tuner.budgets.size})" for c in tuned]

@@ -25,11 +25,12 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from syw.analysis import budget_to_reach, time_axis  # noqa: E402
 from syw.analysis.cost import ROUND_DURATIONS, round_time_ticks  # noqa: E402,F401 (ROUND_DURATIONS: the ticks there are)
+from syw.analysis.curves import curve_of  # noqa: E402
 from syw.core.units import human_duration  # noqa: E402
 from syw.figures.specs import FigureSpec  # noqa: E402
 
 if TYPE_CHECKING:  # the paper's figures' groups: their reader needs the runner, which syw curve's figures do not
-    from syw.figures.sources import Group
+    from syw.analysis.group import Group
 
 BLUE, RED, GREEN, PURPLE, ORANGE, BROWN = "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"
 PALETTE = (BLUE, RED, GREEN, PURPLE, ORANGE, BROWN, "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
@@ -231,8 +232,8 @@ def save(fig, out_stem: Path, dpi: int = 200) -> list[Path]:
 
 def _plot_group(ax, spec: FigureSpec, group: Group, n_max: int | None) -> tuple[np.ndarray, np.ndarray]:
     """One family's Eq. 8 curve (against trials or training time) and its shading; returns x and the curve."""
-    color, linestyle = style(group.family)
-    ns, mean, sd = group.curve(n_max or (int(spec.xlim[1]) if spec.x == "trials" and spec.xlim else None))
+    color, linestyle = style(group.name)
+    ns, mean, sd = curve_of(group).upto(n_max or (int(spec.xlim[1]) if spec.x == "trials" and spec.xlim else None))
     if spec.x == "time":
         if group.mean_duration is None:
             raise ValueError(f"{group.label}: no real training durations, cannot draw a time axis")
@@ -248,13 +249,13 @@ def _plot_group(ax, spec: FigureSpec, group: Group, n_max: int | None) -> tuple[
 def _reference_lines(ax, spec: FigureSpec, groups: list[Group], curves: dict) -> None:
     """A dashed line at each family's first published number, labelled with the n at which ours reaches it."""
     for group in groups:
-        if group.family in spec.references:
-            value = spec.references[group.family]
-            xs, mean = curves[group.family]
+        if group.name in spec.references:
+            value = spec.references[group.name]
+            xs, mean = curves[group.name]
             n = budget_to_reach(mean, value)
             cost = f" ({human_duration(xs[n - 1])})" if n and spec.x == "time" else ""
             reached = f"reached at n = {n}{cost}" if n else f"not reached in {mean.size} trials"
-            ax.axhline(value, color=style(group.family)[0], ls="--", lw=1.1,
+            ax.axhline(value, color=style(group.name)[0], ls="--", lw=1.1,
                        label=f"{group.label}: {value:.3g} as first published, {reached}")
 
 
@@ -268,7 +269,7 @@ def _axes_range(ax, spec: FigureSpec, groups: list[Group], curves: dict) -> None
     if spec.ylim:
         ax.set_ylim(*spec.ylim)
     else:
-        lows = [np.clip(g.curve()[1] - (g.curve()[2] if spec.shade else 0), g.scores.min(), None).min() for g in groups]
+        lows = [np.clip(c.mean - (c.sd if spec.shade else 0), c.scores.min(), None).min() for c in map(curve_of, groups)]
         top = max(g.scores.max() for g in groups)
         fit_y(ax, min(lows), top, [(v, style(f)[0]) for f, v in spec.references.items() if f in curves])
     if spec.x == "trials" and not spec.log_x:
@@ -282,22 +283,22 @@ def _axes_range(ax, spec: FigureSpec, groups: list[Group], curves: dict) -> None
 
 def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_max: int | None = None) -> list[Path]:
     """Render one figure to ``<out_stem>.pdf`` and ``.png``; return the paths."""
-    families = [g.family for g in groups]
+    families = [g.name for g in groups]
     if len(set(map(style, families))) < len(families):
         raise ValueError(f"{__file__}: families {', '.join(families)} drawn together share a colour in STYLES")
     fig, ax = plt.subplots(figsize=(5.0, 4.2), layout="constrained")
-    curves = {group.family: _plot_group(ax, spec, group, n_max) for group in groups}
+    curves = {group.name: _plot_group(ax, spec, group, n_max) for group in groups}
     _reference_lines(ax, spec, groups, curves)
     _axes_range(ax, spec, groups, curves)
     if spec.guide and spec.guide[0] in curves:
         family, target = spec.guide
-        label = next(g.label for g in groups if g.family == family)
+        label = next(g.label for g in groups if g.name == family)
         budget_guide(ax, *curves[family], target, label, spec.guide_source, x_text=spec.x)
     ax.set_xlabel("Training duration" if spec.x == "time" else "Hyperparameter assignments")
     ax.set_ylabel(spec.ylabel)
     ax.set_title(short_title(title, out_stem), fontsize=9)
     ax.grid(alpha=0.3, lw=0.5)
-    extra = [Swatch([style(g.family)[0] for g in groups], SD_LABEL)] if spec.shade else []
+    extra = [Swatch([style(g.name)[0] for g in groups], SD_LABEL)] if spec.shade else []
     paths = finish(fig, ax, out_stem, extra)
     return paths + [write_caption(spec, groups, title, out_stem)]
 

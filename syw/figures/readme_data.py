@@ -125,10 +125,10 @@ def _paper(number: int) -> Study:
     columns = {name: part.to_dict("records") for name, part in rows.items()}
     for g in paper_groups(spec, rows):
         durations = [None] * g.scores.size if g.durations is None else list(map(float, g.durations))
-        params = [{k: v for k, v in row.items() if not pd.isna(v)} for row in columns[g.family]]
+        params = [{k: v for k, v in row.items() if not pd.isna(v)} for row in columns[g.name]]
         rows = tuple({"trial": i, "value": float(v), "duration_seconds": d, "params": p}
                      for i, (v, d, p) in enumerate(zip(g.scores, durations, params, strict=True)))
-        families[g.family] = Trials(g.family, g.label, rows, True, "paper")
+        families[g.name] = Trials(g.name, g.label, rows, True, "paper")
     return Study(spec.study, sources.PAPER_DIR, families)
 
 

@@ -6,9 +6,11 @@ from typing import Any
 
 import pandas as pd
 
+from syw.analysis.curves import curve_of
+from syw.analysis.group import Group
 from syw.core.units import human_duration
 from syw.experiments.space import Family, load_family, study_config
-from syw.figures.sources import PAPER_DIR, Group, from_paper, paper_rows, study_rows
+from syw.figures.sources import PAPER_DIR, from_paper, paper_rows, study_rows
 from syw.figures.specs import FIGURES
 
 MISSING = "**missing**"
@@ -52,7 +54,7 @@ def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_f
         info = {"hardware": f"{reported['hardware']} (as reported in Table {family.table})" if reported.get("hardware") else MISSING,
                 "implementation": reported.get("implementation", MISSING),
                 "strategy": reported.get("search_strategy", MISSING), "best_params": {}}
-    _, em, sd = group.curve(maximize=maximize)
+    _, em, sd = curve_of(group, maximize).upto()
     info.update(
         label=family.label, trials=group.scores.size, failed=n_failed, metric=metric, duration=group.mean_duration,
         best=float(group.scores.max() if maximize else group.scores.min()),
@@ -72,15 +74,15 @@ def build(study: str, source: str = "ours", results_dir: Path | None = None, pap
         parts, n_failed = study_rows(study, results_dir)
         for name, rows in parts.items():
             family = families[name]
-            group = Group(name, family.label, rows["value"].to_numpy(float), rows["duration_seconds"].to_numpy(float))
+            group = Group(name, rows["value"].to_numpy(float), rows["duration_seconds"].to_numpy(float), family.label)
             sections[name] = _family_section(family, rows, group, n_failed.get(name, 0), cfg["metric"], rows["seed"].iloc[0],
                                              maximize=cfg.get("direction", "max") == "max")
     else:
         spec = next(s for s in FIGURES.values() if s.study == study)
         rows = paper_rows(spec, paper_dir)
         for group in from_paper(spec, paper_dir):
-            sections[group.family] = _family_section(families[group.family], None, group, 0, cfg["metric"], None)
-            sections[group.family]["file_best"] = searched_columns(rows[group.family], spec.paper.metric_column)
+            sections[group.name] = _family_section(families[group.name], None, group, 0, cfg["metric"], None)
+            sections[group.name]["file_best"] = searched_columns(rows[group.name], spec.paper.metric_column)
     if not sections:
         raise FileNotFoundError(f"no trials for study {study} ({source})")
     return _markdown(study, cfg, sections, source), _latex(study, sections)

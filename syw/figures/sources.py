@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from syw.analysis import expected_max, expected_max_std
+from syw.analysis.group import Group
 from syw.analysis.table import finite_column
 from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO
@@ -20,26 +19,6 @@ from syw.figures.specs import URL, FigureSpec, PaperFile
 
 PAPER_DIR = REPO / "results" / "paper"
 AUTHORS_SUBDIR = "authors_trials"  # the authors' files in the data folder ($SYW_DATA_DIR)
-
-
-@dataclass(frozen=True)
-class Group:
-    """The observed validation scores (and training durations) of one model family."""
-
-    family: str
-    label: str
-    scores: np.ndarray
-    durations: np.ndarray | None  # seconds per trial; None when not real (e.g. placeholders)
-
-    @property
-    def mean_duration(self) -> float | None:
-        return None if self.durations is None else float(np.mean(self.durations))
-
-    def curve(self, n_max: int | None = None, maximize: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The budgets 1..min(n_max, N), the expected max there (Eq. 8) and its spread: the one curve
-        every figure, table and report draws (the paper claims nothing past the N trials there are, section 3.1)."""
-        ns = np.arange(1, min(n_max or self.scores.size, self.scores.size) + 1)
-        return ns, expected_max(self.scores, ns, maximize=maximize), expected_max_std(self.scores, ns, maximize=maximize)
 
 
 def has_records(results: Path, study: str) -> bool:
@@ -94,7 +73,7 @@ def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[
     groups = []
     for name, part in parts.items():
         label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
-        groups.append(Group(name, label, part["value"].to_numpy(float), part["duration_seconds"].to_numpy(float)))
+        groups.append(Group(name, part["value"].to_numpy(float), part["duration_seconds"].to_numpy(float), label))
     return groups
 
 
@@ -157,5 +136,5 @@ def paper_groups(spec: FigureSpec, rows: dict[str, pd.DataFrame], labels: dict[s
         if durations is not None and np.all(durations == 1.0):
             durations = None  # placeholder durations (DGEM): no time axis
         label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
-        groups.append(Group(name, label, part[spec.paper.metric_column].to_numpy(float), durations))
+        groups.append(Group(name, part[spec.paper.metric_column].to_numpy(float), durations, label))
     return groups

@@ -19,6 +19,8 @@ import numpy as np
 
 from syw.analysis import budget_to_reach, crossovers
 from syw.analysis.compare import sentence
+from syw.analysis.curves import curve_of
+from syw.analysis.group import Group
 from syw.analysis.inference import budget_interval, compare
 from syw.core.entry import check_writable, run_main, write_output
 from syw.core.errors import DataError, DataMissingError
@@ -27,7 +29,7 @@ from syw.core.records import check_complete
 from syw.core.units import human_duration
 from syw.experiments.space import study_config
 from syw.figures.budgets import PAPER_CLAIMS, leads_by_time
-from syw.figures.sources import Group, from_paper, from_records
+from syw.figures.sources import from_paper, from_records
 from syw.figures.specs import FIGURES
 from syw.figures.verdicts_melis import section as melis_section
 
@@ -78,7 +80,7 @@ def _about(value: float | None, paper: float, factor: float = ABOUT) -> bool:
 
 def reach(claim: Claim, groups: dict[str, Group]) -> tuple[str, str]:
     g = groups[claim.family]
-    curve = g.curve()[1]
+    curve = curve_of(g).mean
     exact, rounded = budget_to_reach(curve, claim.target), budget_to_reach(curve, claim.target, decimals=3)
     if exact is None and rounded is None:
         text = f"{g.label}: not reached in N = {g.scores.size} trials (best {g.scores.max():.3f})"
@@ -101,8 +103,8 @@ def interval_text(scores: np.ndarray, target: float) -> str:
 
 def crossover(claim: Claim, groups: dict[str, Group]) -> tuple[str, str]:
     a, b = groups[claim.family], groups[claim.other]
-    ca, cb = a.curve()[1], b.curve()[1]
-    found = [c for c in crossovers(ca, cb, (a.family, b.family)) if c.leader == b.family]
+    ca, cb = curve_of(a).mean, curve_of(b).mean
+    found = [c for c in crossovers(ca, cb, (a.name, b.name)) if c.leader == b.name]
     first = found[0].at if found and ca[0] > cb[0] else None
     if first is None:
         leader = a.label if ca[0] > cb[0] else b.label
@@ -127,7 +129,7 @@ def lead(claim: Claim, groups: dict[str, Group], spec) -> tuple[str, str]:
 
 
 def budgets_range(claim: Claim, groups: dict[str, Group], spec) -> tuple[str, str]:
-    needs = {f: budget_to_reach(groups[f].curve()[1], ref, decimals=3) for f, ref in spec.references.items() if f in groups}
+    needs = {f: budget_to_reach(curve_of(groups[f]).mean, ref, decimals=3) for f, ref in spec.references.items() if f in groups}
     text = ", ".join(f"{groups[f].label} {n if n is not None else 'not reached'}" for f, n in needs.items())
     reached = {f: n for f, n in needs.items() if n is not None}
     if len(reached) < len(needs):
@@ -152,7 +154,7 @@ def judge(claim: Claim, groups: dict[str, Group]) -> tuple[str, str]:
 def authors(number: int) -> dict[str, Group] | str:
     """The authors' groups of a figure, or why they cannot be read."""
     try:
-        return {g.family: g for g in from_paper(FIGURES[number], labels=FIGURES[number].labels)}
+        return {g.name: g for g in from_paper(FIGURES[number], labels=FIGURES[number].labels)}
     except (DataMissingError, DataError, FileNotFoundError) as err:
         return str(err).replace(f"{REPO}/", "")
 
@@ -162,7 +164,7 @@ def ours(study: str, results: Path) -> dict[str, Group] | str:
     if not any((results / study).glob("*.jsonl")):
         return f"no records in results/{study}"
     try:
-        return {g.family: g for g in from_records(study, results)}
+        return {g.name: g for g in from_records(study, results)}
     except (DataError, FileNotFoundError) as err:
         return str(err).replace(f"{REPO}/", "")
 

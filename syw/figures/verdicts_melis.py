@@ -70,7 +70,7 @@ def budgets(cells_: list[fig5.Cell]) -> list[list[fig5.Cell]]:
     """The cells of each parameter budget (a family's suffix: ``lstm`` with ``nas``, ``lstm_24m`` with ``nas_24m``)."""
     out: dict[str, list[fig5.Cell]] = {}
     for c in cells_:
-        out.setdefault(c.group.family.partition("_")[2], []).append(c)
+        out.setdefault(c.group.name.partition("_")[2], []).append(c)
     return list(out.values())
 
 
@@ -78,10 +78,10 @@ def lead(cells_: list[fig5.Cell]) -> Answer:
     """Question 1: whether the LSTM's Eq. 8 curve (direction min) is the lowest at every n = 1 to the smallest N."""
     texts, verdicts = [], []
     for group in budgets(cells_):
-        lstm = next(c.group.family for c in group if c.group.family.split("_")[0] == LSTM)
+        lstm = next(c.group.name for c in group if c.group.name.split("_")[0] == LSTM)
         stretches = fig5.leaders(group)
         n_max = min(c.group.scores.size for c in group)
-        at_n = ", ".join(f"{c.group.family} {score(c.curve()[1][n_max - 1])}" for c in group)
+        at_n = ", ".join(f"{c.group.name} {score(c.curve()[1][n_max - 1])}" for c in group)
         if [who for who, _, _ in stretches] == [lstm]:
             texts.append(f"{lstm} leads at every n = 1 to {n_max} (expected best at n = {n_max}: {at_n})")
             verdicts.append("supports")
@@ -128,13 +128,13 @@ def seed_gaps(study: str, results: Path, cells_: list[fig5.Cell]) -> Answer:
         rows = seed_rows(results / study)
     except FileNotFoundError:
         return _missing(f"no seed reruns in results/{study}/reseed/; `syw reseed study={study}` writes them")
-    rows = rows[rows.group.isin([c.group.family for c in cells_])]  # a GP run's reruns are no cell of their own
+    rows = rows[rows.group.isin([c.group.name for c in cells_])]  # a GP run's reruns are no cell of their own
     gaps = []
     for group in budgets(cells_):
-        mine = rows[rows.group.isin([c.group.family for c in group])]
+        mine = rows[rows.group.isin([c.group.name for c in group])]
         gaps += [] if mine.empty else list(gap_rows(mine).itertuples())
     text = "; ".join(_pair(g) for g in gaps) or "-"
-    absent = [c.group.family for c in cells_ if c.group.family not in set(rows.group)]
+    absent = [c.group.name for c in cells_ if c.group.name not in set(rows.group)]
     if absent:
         return _missing(f"no seed reruns of {', '.join(absent)} in results/{study}/reseed/", text)
     if any(math.isnan(g.ratio) for g in gaps):

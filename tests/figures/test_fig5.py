@@ -58,7 +58,7 @@ def row(text: str, first: str) -> list[str]:
 def test_eq8_with_direction_min_by_hand(tmp_path):
     study, cells = fig5.cells(write_melis(tmp_path / "results").parent)
     lstm = cells[0]
-    assert study == STUDY and [c.group.family for c in cells] == ["lstm", "rhn", "nas"]
+    assert study == STUDY and [c.group.name for c in cells] == ["lstm", "rhn", "nas"]
     assert lstm.trials.tolist() == [0, 1, 3, 4] and lstm.failed == 1
     ns, mean, sd = lstm.curve()
     assert mean[0] == pytest.approx(np.mean([130, 100, 160, 110]))  # the expected minimum of one draw: the mean

@@ -3,9 +3,9 @@ which target and where that target comes from; a family keeps its colour in anyo
 import numpy as np
 import pytest
 
+from syw.analysis.group import Group
 from syw.figures import plot
 from syw.figures.__main__ import main
-from syw.figures.sources import Group
 from syw.figures.specs import FIGURES
 from tests.support.fake_records import write_study
 from tests.support.figure_util import kept, legend_texts
@@ -24,8 +24,8 @@ def test_fig1_names_dataset_shading_and_the_targets_source(tmp_path, monkeypatch
 
 def test_fig3_reference_lines_say_whose_number_and_when_it_is_reached(tmp_path, monkeypatch):
     spec = FIGURES[3]
-    groups = [Group("dam", "DAM", np.array([0.70, 0.76, 0.80]), None),
-              Group("ngram", "n-gram baseline", np.array([0.60, 0.62, 0.64]), None)]
+    groups = [Group("dam", np.array([0.70, 0.76, 0.80]), None, "DAM"),
+              Group("ngram", np.array([0.60, 0.62, 0.64]), None, "n-gram baseline")]
     drawn = kept(monkeypatch)
     plot.draw(spec, groups, "SciTail: Figure 3", tmp_path / "fig3")
     texts = legend_texts(drawn[0])
@@ -39,7 +39,7 @@ def test_a_long_legend_entry_wraps_inside_the_figure(tmp_path, monkeypatch):
     """scitail_cpu's DGEM label and its reference line run to 103 characters: wrapped, the legend stays
     inside the figure's width instead of being cut at both edges."""
     label = "DGEM (GloVe 50d, approximate structures, 5 epochs)"
-    groups = [Group("dgem", label, np.linspace(0.5, 0.78, 30), None), Group("ngram", "n-gram baseline", np.full(5, 0.6), None)]
+    groups = [Group("dgem", np.linspace(0.5, 0.78, 30), None, label), Group("ngram", np.full(5, 0.6), None, "n-gram baseline")]
     drawn = kept(monkeypatch)
     plot.draw(FIGURES[3], groups, "SciTail: Figure 3", tmp_path / "fig3")
     fig = drawn[0]

@@ -7,6 +7,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from syw.analysis.curves import curve_of
+from syw.analysis.group import Group
 from syw.core.entry import run_main
 from syw.core.errors import DataError
 from syw.figures import sources
@@ -54,11 +56,11 @@ def test_curves_stop_at_the_trials_there_are(tmp_path):
     from syw.figures import as_run, budgets, plot, report
 
     scores = np.array([0.3, 0.5, 0.4, 0.2, 0.45])
-    group = sources.Group("cnn", "CNN", scores, None)
-    ns, mean, sd = group.curve(50)  # the axis goes to 50, the curve to N = 5
+    group = Group("cnn", scores, None, "CNN")
+    ns, mean, sd = curve_of(group).upto(50)  # the axis goes to 50, the curve to N = 5
     assert ns.tolist() == [1, 2, 3, 4, 5] and mean.size == sd.size == 5
     assert mean == pytest.approx(expected_max(scores, ns))
-    assert group.curve(as_run.N_MAX)[1].size == 5
+    assert curve_of(group).upto(as_run.N_MAX)[1].size == 5
     # one curve helper (Group.curve) for figures, the as-run comparison, budget tables and reports
     assert not any(hasattr(module, name) for module in (plot, as_run, budgets, report) for name in ("curve", "budgets"))
     row = as_run.curve_row(group)
@@ -76,7 +78,7 @@ def test_colours_follow_the_family_not_its_place_in_the_list(records, tmp_path, 
         plot.draw(FIGURES[1], order, "Figure 1", tmp_path / "fig1")
     colours = [{line.get_label(): (line.get_color(), line.get_linestyle()) for line in fig.axes[0].lines
                 if not line.get_label().startswith("_")} for fig in drawn]
-    by_label = {g.label: plot.STYLES[g.family] for g in groups}
+    by_label = {g.label: plot.STYLES[g.name] for g in groups}
     assert colours[0] == colours[1] == by_label and colours[2] == {groups[1].label: by_label[groups[1].label]}
 
 
@@ -109,7 +111,7 @@ def test_a_figure_never_leaves_a_family_out(records, tmp_path, capsys):
 def test_dgem_placeholder_durations_mean_no_time_axis(tmp_path):
     path = write_paper_file(tmp_path, 3)
     groups = sources.from_paper(spec_for_paper_file(3, path), folder=tmp_path)
-    by = {g.family: g for g in groups}
+    by = {g.name: g for g in groups}
     assert by["dgem"].durations is None and by["dam"].durations is not None
     assert [g.scores.size for g in groups] == [50, 50, 50, 50]
 
@@ -139,7 +141,7 @@ def test_the_data_folders_copy_is_read_in_place_before_any_download(tmp_path, mo
     assert not (tmp_path / "results").exists()  # read where it is, not copied
     frame = pd.read_csv(shared, sep="\t")
     dam = frame[frame[spec.paper.group_column] == "dam"][spec.paper.metric_column].to_numpy()
-    by = {g.family: g for g in sources.from_paper(spec, folder=tmp_path / "results")}
+    by = {g.name: g for g in sources.from_paper(spec, folder=tmp_path / "results")}
     assert by["dam"].scores.tolist() == dam.tolist()
     shared.write_text(shared.read_text() + "dam\t0.5\t1.0\t0.1\n")  # not the published bytes
     with pytest.raises(DataError, match=f"^{shared} has sha256 .*: not the published file; replace it"):
@@ -307,9 +309,9 @@ def test_budgets_set_each_familys_trials_to_reach_its_reported_number_beside_the
     from syw.figures.budgets import beside_theirs
 
     spec = FIGURES[3]
-    ours = [sources.Group("ngram", "n-gram", np.array([0.60, 0.70, 0.50]), np.array([2.0, 2.0, 2.0])),
-            sources.Group("esim", "ESIM", np.array([0.50, 0.60]), None)]
-    theirs = [sources.Group("ngram", "n-gram", np.array([0.66, 0.66]), np.array([60.0, 60.0]))]
+    ours = [Group("ngram", np.array([0.60, 0.70, 0.50]), np.array([2.0, 2.0, 2.0]), "n-gram"),
+            Group("esim", np.array([0.50, 0.60]), None, "ESIM")]
+    theirs = [Group("ngram", np.array([0.66, 0.66]), np.array([60.0, 60.0]), "n-gram")]
     text = beside_theirs(spec, ours, theirs)
     # n-gram: Eq. 8 over {0.5, 0.6, 0.7} is 0.600, 0.644, 0.667 at n = 1, 2, 3 -> 3 trials of 2 s; theirs 1 of 60 s
     assert "| n-gram | 0.65 | 3 (6 s) | 1 (1.0 min) |" in text
@@ -321,8 +323,8 @@ def test_budgets_state_which_family_leads_over_which_stretch_of_time_ours_and_th
     from syw.figures.budgets import budget_rows, leads_by_time, leads_in, leads_text, write
 
     spec = FIGURES[2]
-    ours = [sources.Group("glove", "GloVe", np.array([0.80, 0.80]), np.array([60.0, 60.0])),
-            sources.Group("elmo_frozen", "FR", np.array([0.90, 0.90]), np.array([300.0, 300.0]))]
+    ours = [Group("glove", np.array([0.80, 0.80]), np.array([60.0, 60.0]), "GloVe"),
+            Group("elmo_frozen", np.array([0.90, 0.90]), np.array([300.0, 300.0]), "FR")]
     # GloVe alone until FR's first trial at 5 min; FR ahead from then to its second trial at 10 min
     labels = {"glove": "GloVe", "elmo_frozen": "FR"}
     assert leads_text(labels, leads_by_time(spec, ours)).endswith(
@@ -332,8 +334,8 @@ def test_budgets_state_which_family_leads_over_which_stretch_of_time_ours_and_th
     rows = frame.query("statistic.str.startswith('lead_')")
     assert rows[["family", "statistic", "seconds"]].values.tolist() == [
         ["glove", "lead_start", 60.0], ["glove", "lead_end", 300.0], ["elmo_frozen", "lead_start", 300.0], ["elmo_frozen", "lead_end", 600.0]]
-    theirs = [sources.Group("glove", "GloVe", np.array([0.9]), np.array([60.0])),
-              sources.Group("elmo_frozen", "FR", np.array([0.8]), np.array([30.0]))]
+    theirs = [Group("glove", np.array([0.9]), np.array([60.0]), "GloVe"),
+              Group("elmo_frozen", np.array([0.8]), np.array([30.0]), "FR")]
     _, md = write([(spec, ours)], "ours", tmp_path, theirs={2: theirs})
     assert "The authors' trials: leader by time (each family" in md.read_text()
     assert "FR from 30 s to 1.0 min; GloVe from 1.0 min on (the longest curve ends at 1.0 min)." in md.read_text()

@@ -106,7 +106,7 @@ def test_each_figure_from_our_records_draws_eq8_its_band_and_its_targets(tmp_pat
     write_study(tmp_path / "results", spec.study, STUDIES[number], n=40)
     drawn = kept(monkeypatch)
     assert main([f"fig{number}", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out")]) == 0
-    labels = {g.family: g.label for g in sources.from_records(spec.study, tmp_path / "results", labels=spec.labels)}
+    labels = {g.name: g.label for g in sources.from_records(spec.study, tmp_path / "results", labels=spec.labels)}
     check_figure(drawn[0], spec, read_records(tmp_path / "results" / spec.study), labels)
 
 
@@ -117,7 +117,7 @@ def test_each_figure_from_the_authors_files_draws_eq8_its_band_and_its_targets(t
     trials = oracle.authors_trials(spec.paper)
     drawn = kept(monkeypatch)
     assert main([f"fig{number}", "--source", "paper", "--out", str(tmp_path / "out")]) == 0
-    labels = {g.family: g.label for g in sources.from_paper(spec, labels=spec.labels)}
+    labels = {g.name: g.label for g in sources.from_paper(spec, labels=spec.labels)}
     if spec.x == "time":  # DGEM's placeholder durations give no time axis; Figures 2 and 4 have none
         assert all(len(set(part["durations"])) > 1 for part in trials.values())
     check_figure(drawn[0], spec, trials, labels)
@@ -133,7 +133,7 @@ def test_the_figure_test_sees_a_band_of_2_sd_unclipped(tmp_path, monkeypatch):
     drawn = kept(monkeypatch)
     monkeypatch.setattr(plot, "shade_sd", wide)
     assert main(["fig1", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out")]) == 0
-    labels = {g.family: g.label for g in sources.from_records(spec.study, tmp_path / "results")}
+    labels = {g.name: g.label for g in sources.from_records(spec.study, tmp_path / "results")}
     with pytest.raises(AssertionError):
         check_figure(drawn[0], spec, read_records(tmp_path / "results" / spec.study), labels)
 

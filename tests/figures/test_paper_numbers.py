@@ -19,7 +19,7 @@ HOUR, DAY = 3600.0, 86400.0
 
 def groups(number):
     oracle.authors_path(FIGURES[number].paper)  # skips where no copy of the file is at hand
-    return {g.family: g for g in from_paper(FIGURES[number])}
+    return {g.name: g for g in from_paper(FIGURES[number])}
 
 
 # Tables 2-11: "Number of search trials", "Best validation accuracy" (EM for BiDAF) and "Training

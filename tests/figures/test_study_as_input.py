@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from syw.analysis.curves import Options, build
+from syw.analysis.curves import Options, build, curve_of
 from syw.analysis.prepare import prepare
 from syw.core.paths import REPO
 from syw.figures.curve_command import main
@@ -22,7 +22,7 @@ def test_a_study_folder_gives_the_figures_expected_maxima(study, tmp_path):
     assert prepared.maximize == maximize
     curves = {c.name: c for c in build(prepared.groups, Options(maximize=maximize), study)}
     for g in groups:
-        ns, mean, _ = g.curve(maximize=maximize)
+        ns, mean, _ = curve_of(g, maximize).upto()
         np.testing.assert_allclose(curves[g.label].mean[: ns.size], mean, rtol=1e-12, atol=0)  # the bar: 1e-12
         rows = table[table.iloc[:, 0] == g.label]
         np.testing.assert_allclose(rows.expected_max.to_numpy()[: ns.size], mean, rtol=1e-9)  # written with 10 digits
