@@ -18,7 +18,7 @@ from syw.analysis.adaptive import optuna_strategy, ray_strategy
 from syw.analysis.rows import finished
 from syw.analysis.table import read_table
 from syw.core.errors import DataError
-from syw.core.records import iter_records
+from syw.core.records import iter_records, study_records
 
 RAY_KEYS = {"timestamp", "checkpoint_dir_name", "done", "training_iteration", "trial_id", "date", "time_this_iter_s",
             "time_total_s", "pid", "hostname", "node_ip", "time_since_restore", "iterations_since_restore",
@@ -85,17 +85,16 @@ def read_study(folder: Path) -> Trials:
     name, its validation score, training seconds and status; the direction is the records' own. The tuner
     runs and seed reruns in subfolders are not random search and are left out (``syw fig 5`` draws them)."""
     rows, labels, directions = [], [], set()
-    for path in sorted(folder.glob("*.jsonl")):
-        latest = {r["trial"]: (number, r) for number, r in enumerate(iter_records(path), start=1)}
+    for stem, records in study_records(folder).items():
         labels_of = {}  # one family file read per file, not per record
-        for index, (number, record) in sorted(latest.items()):
+        for record in records:
             directions.add(record.get("direction", "max"))
             key = (record.get("family_file"), record["family"])
             if key not in labels_of:
                 labels_of[key] = _label(folder, record)
             rows.append({"family": labels_of[key], "value": record.get("value"), "status": record.get("status"),
-                         "duration_seconds": record.get("duration_seconds"), "trial": index})
-            labels.append(f"{path.name}, record {number}")
+                         "duration_seconds": record.get("duration_seconds"), "trial": record["trial"]})
+            labels.append(f"{stem}.jsonl, trial {record['trial']}")
     if not rows:
         raise FileNotFoundError(f"{folder}: no trial records (<family>.jsonl, as syw run writes them)")
     if len(directions) > 1:

@@ -132,6 +132,13 @@ def latest_per_trial(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [latest[index] for index in sorted(latest)]
 
 
+def study_records(study_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """The latest record of each trial (:func:`latest_per_trial`) of every ``<family>.jsonl`` of a study's
+    folder, by family file, in index order: the one reader of ``results/<study>/`` that the figures, the
+    README facts and ``syw curve results/<study>`` share (tuner runs and reseeds in subfolders are not read)."""
+    return {path.stem: latest_per_trial(iter_records(path)) for path in sorted(Path(study_dir).glob("*.jsonl"))}
+
+
 def done_indices(path: Path, *, retry_failed: bool = False) -> set[int]:
     """Trial indices that need no run: every index with a record, or with ``retry_failed`` only
     those whose latest record is ok."""
@@ -294,7 +301,7 @@ def load_study(study_dir: Path) -> tuple[pd.DataFrame, dict[str, int]]:
     ``params.*`` flattened) and the failed trials per family."""
     import pandas as pd  # here, not at the top: every trial worker imports this module
 
-    records = [r for path in sorted(Path(study_dir).glob("*.jsonl")) for r in latest_per_trial(iter_records(path))]
+    records = [r for rows in study_records(study_dir).values() for r in rows]
     if not records:
         raise FileNotFoundError(f"no trial records in {study_dir}")
     adaptive = next((r for r in records if r.get("strategy", "random") != "random"), None)

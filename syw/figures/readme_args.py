@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from syw.analysis import expected_max
+from syw.analysis.curves import curve_of
+from syw.analysis.group import Group
 from syw.figures.readme_data import FactError, Study, Trials, check_names, conditions, field, matches, paper_study, read_study
 
 
@@ -105,15 +106,14 @@ def curve(trials: Trials, n_max: int | None = None, scale: str | None = None) ->
     """Eq. 8 at n = 1..min(n_max, N) for the family's values; with ``scale="log"`` Eq. 8 of their natural
     logarithms, written back as exp(.) (for a perplexity: the expected best cross-entropy, as a perplexity),
     on which one diverged trial weighs its logarithm, not its value."""
-    n = min(n_max or len(trials.rows), len(trials.rows))
-    values, budgets = np.asarray(values_of(trials), dtype=float), np.arange(1, n + 1)
+    values = np.asarray(values_of(trials), dtype=float)
     if scale is None:
-        return expected_max(values, budgets, maximize=trials.maximize)
+        return curve_of(Group(trials.family, values), trials.maximize).upto(n_max)[1]
     if scale not in SCALES:
         raise FactError(f"scale={scale!r}: log (Eq. 8 of the values' logarithms, written back as exp) or none")
     if values.min() <= 0:
         raise FactError(f"scale=log: {trials.family} has a value of {values.min():g}; the logarithm needs values above 0")
-    return np.exp(expected_max(np.log(values), budgets, maximize=trials.maximize))
+    return np.exp(curve_of(Group(trials.family, np.log(values)), trials.maximize).upto(n_max)[1])
 
 
 def best_row(trials: Trials) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from syw.core.records import iter_records, latest_per_trial
+from syw.core.records import study_records
 from syw.experiments.space import load_family, study_config
 from syw.figures import sources
 from syw.figures.sources import paper_groups, shared_paper_file
@@ -85,7 +85,7 @@ def figure_of(study: str) -> FigureSpec | None:
 @cache
 def read_study(folder: Path) -> Study:
     """The ok trials of each ``<family>.jsonl`` in ``folder`` (the latest record of each trial)."""
-    per_file = {p.stem: latest_per_trial(iter_records(p)) for p in sorted(folder.glob("*.jsonl"))}
+    per_file = study_records(folder)
     records = [r for rows in per_file.values() for r in rows]
     if not records:
         raise FactError(f"no trial records in {folder}")
