@@ -8,14 +8,12 @@ tuner suggests one family's trials from its own results and runs alone.
 """
 from __future__ import annotations
 
-import getpass
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from syw.core.paths import REPO
 from syw.experiments.cluster import ray_log
 from syw.experiments.progress import WORKER_RETRIES, Progress, data_stopper, lost_workers, worker_loss
 from syw.experiments.space import Family
@@ -44,14 +42,6 @@ def slots(resources: dict[str, float]) -> int:
     if resources.get("gpu"):
         count = min(count, total.get("GPU", 0) // resources["gpu"])
     return max(1, int(count))
-
-
-def record_base(cfg: DictConfig, family: Family, command: str) -> dict[str, Any]:
-    """The fields every record of ``family`` in this run shares: study, family and its file, study seed,
-    metric and direction, the command and the user who ran it."""
-    where = family.file.relative_to(REPO) if family.file.is_relative_to(REPO) else family.file
-    return {"study": cfg.study.name, "family": family.name, "family_file": str(where), "seed": cfg.seed,
-            "metric": cfg.study.metric, "direction": cfg.study.direction, "command": command, "user": getpass.getuser()}
 
 
 def trial_kwargs(cfg: DictConfig, commit: str, command: str) -> dict[str, Any]:
@@ -93,18 +83,29 @@ def jobs_callback(jobs: list[Job], progresses: dict[str, Progress], log: Path):
     return JobsCallback()
 
 
-def fit_jobs(cfg: DictConfig, name: str, jobs: list[Job], families: dict[str, Family], progresses: dict[str, Progress],
-             resources: dict[str, float], kwargs: dict[str, Any]) -> None:
-    """Run ``jobs`` in one Tune run named ``name``, in list order as slots free; a job whose worker died runs again
-    (up to :data:`WORKER_RETRIES` times); a data problem, or a job lost on every try, stops them all."""
+def fit(cfg: DictConfig, name: str, trainable: Any, resources: dict[str, float], param_space: dict[str, Any],
+        search: dict[str, Any], callback: Any, progresses: list[Progress]) -> None:
+    """The one place a study starts Ray Tune: the Tune run ``name`` of ``trainable`` (``search``: the searcher's
+    TuneConfig keywords), its state under ``results/.tune``, a dead worker's trial run again (up to
+    :data:`WORKER_RETRIES` times) and the run stopped by a data problem of any of ``progresses``."""
     from ray import tune
 
     tune.Tuner(
-        tune.with_resources(tune.with_parameters(run_job, jobs=jobs, families=families, **kwargs), resources),
-        param_space={"job": tune.grid_search(list(range(len(jobs))))},
-        tune_config=tune.TuneConfig(reuse_actors=True),
+        tune.with_resources(trainable, resources),
+        param_space=param_space,
+        tune_config=tune.TuneConfig(reuse_actors=True, **search),
         run_config=tune.RunConfig(
             name=name, storage_path=str(Path(cfg.paths.results_dir).resolve() / ".tune"), verbose=int(cfg.ray.verbose),
-            callbacks=[jobs_callback(jobs, progresses, ray_log(cfg.paths.results_dir, cfg.study.name))],
-            stop=data_stopper(list(progresses.values())), failure_config=tune.FailureConfig(max_failures=WORKER_RETRIES)),
+            callbacks=[callback], stop=data_stopper(progresses), failure_config=tune.FailureConfig(max_failures=WORKER_RETRIES)),
     ).fit()
+
+
+def fit_jobs(cfg: DictConfig, name: str, jobs: list[Job], families: dict[str, Family], progresses: dict[str, Progress],
+             resources: dict[str, float], kwargs: dict[str, Any]) -> None:
+    """Run ``jobs`` in one Tune run named ``name`` (:func:`fit`), in list order as slots free; a job whose worker
+    died runs again; a data problem, or a job lost on every try, stops them all."""
+    from ray import tune
+
+    fit(cfg, name, tune.with_parameters(run_job, jobs=jobs, families=families, **kwargs), resources,
+        {"job": tune.grid_search(list(range(len(jobs))))}, {},
+        jobs_callback(jobs, progresses, ray_log(cfg.paths.results_dir, cfg.study.name)), list(progresses.values()))

@@ -29,10 +29,11 @@ from syw.core.records import RecordError, RecordsBusy, RecordsWriter, iter_recor
 from syw.core.units import human_duration
 from syw.experiments.checks import check_assignment, check_family_code, study_file, validate
 from syw.experiments.cluster import ClusterUnreachable, node_resources, ray_log, start_ray, stop_ray, trial_resources
-from syw.experiments.jobs import Job, fit_jobs, record_base, slots, trial_kwargs
+from syw.experiments.jobs import Job, fit_jobs, slots, trial_kwargs
+from syw.experiments.plan import record_base, records_file
 from syw.experiments.preflight import PreflightError, preflight
 from syw.experiments.progress import Progress
-from syw.experiments.run import DataProblem, TrialsLost, records_file, stopped
+from syw.experiments.run import DataProblem, TrialsLost, stopped
 from syw.experiments.space import Family, trial_seed
 from syw.experiments.trial import suite_commit
 from syw.experiments.tuner import tuner_of
