@@ -178,8 +178,8 @@ def comparisons(curves: list[Curve], options: Options, source: str,
     if pair is not None:
         missing = [p for p in pair if p not in names]
         if missing:
-            raise ValueError(f"{source}: --compare names {', '.join(map(repr, missing))}, not a group here "
-                             f"(groups: {', '.join(names)})")
+            raise ValueError(f"{source}: --compare names {', '.join(map(repr, missing))}, not a group with a finished, "
+                             f"scored trial here (groups with a curve: {', '.join(names)})")
         pairs = [pair]
     else:
         pairs = list(itertools.combinations([n for n in names if n not in adaptive], 2))

@@ -90,7 +90,11 @@ def settle(frame: pd.DataFrame, metric: str, group: str, *, policy: str = "drop"
         described = "; ".join(f"{n} {EMPTY if k == 'empty' else k + ' trial(s)'}" for k, n in counts.items())
         if policy == "drop":
             notes += [f"{n} {EMPTY if k == 'empty' else k + ' trial(s)'} are left out" for k, n in counts.items()]
-            return kept[~failed[kept.index]], notes
+            left = kept[~failed[kept.index]]
+            notes += [f"group {name!r} has no finished trial with a score ({n} failed or empty), so it has no curve"
+                      for name, n in kept.loc[failed[kept.index], group].value_counts().sort_index().items()
+                      if name not in set(left[group])]
+            return left, notes
         kept = _as_worst(kept, failed[kept.index], metric, group, maximize, source)
         notes.append(f"{int(failed.sum())} failed trial(s) ({described}) count as the worst score their group "
                      "observed (--failed worst)")

@@ -143,7 +143,8 @@ def test_compare_names_groups_that_exist_and_needs_bounds_for_the_mean(tmp_path,
 
     write_groups(tmp_path / "r.csv", {"a": [0.2, 0.4], "b": [0.3, 0.5], "c": [0.1, 0.6]})
     assert run_main(main, ["curve", str(tmp_path / "r.csv"), "--compare", "a", "z", "--out", str(tmp_path / "o")]) == 2
-    assert f"error: {tmp_path}/r.csv: --compare names 'z', not a group here (groups: a, b, c)" in capsys.readouterr().err
+    assert f"error: {tmp_path}/r.csv: --compare names 'z', not a group with a finished, scored trial here (groups with a curve: a, b, c)" in \
+        capsys.readouterr().err
     write_groups(tmp_path / "p.csv", {"a": [20, 40], "b": [30, 50]})
     assert run_main(main, ["curve", str(tmp_path / "p.csv"), "--compare", "a", "b", "--compare-method", "bands",
                            "--out", str(tmp_path / "o")]) == 2
@@ -196,3 +197,15 @@ def test_the_report_says_who_leads_when_nobody_overtakes(tmp_path):
     write_groups(tmp_path / "s.csv", {"a": [0.5, 0.7], "b": [0.7, 0.5]})
     assert main(["curve", str(tmp_path / "s.csv"), "--out", str(tmp_path / "p")]) == 0
     assert "- nowhere: the curves are identical at every shared budget (n = 1 to 2)" in (tmp_path / "p" / "report.md").read_text()
+
+
+def test_a_group_whose_trials_all_failed_is_named_as_such(tmp_path, capsys):
+    from syw.figures.curve_command import main
+
+    (tmp_path / "r.csv").write_text("model,acc,status\na,0.8,ok\na,0.7,ok\nb,,failed\nb,,failed\nb,,failed\n")
+    assert run_main(main, ["curve", str(tmp_path / "r.csv"), "--out", str(tmp_path / "o")]) == 0
+    assert "group 'b' has no finished trial with a score (3 failed or empty), so it has no curve" in \
+        (tmp_path / "o" / "report.md").read_text()
+    assert run_main(main, ["curve", str(tmp_path / "r.csv"), "--compare", "a", "b", "--out", str(tmp_path / "p")]) == 2
+    assert "--compare names 'b', not a group with a finished, scored trial here (groups with a curve: a)" in \
+        capsys.readouterr().err
