@@ -41,6 +41,7 @@ class Progress:
         self.lost: list[str] = []  # a line for each trial whose worker died on every try
         for record in earlier:
             self._count(record)
+        READ_THIS_RUN.resume(list(earlier))  # a resumed study reads the versions its records read
 
     def _count(self, record: dict) -> None:
         self.recorded.add((record.get("trial"), record.get("rerun")))

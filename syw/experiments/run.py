@@ -32,6 +32,7 @@ from syw.experiments.jobs import Job, fit, fit_jobs, slots, trial_kwargs
 from syw.experiments.plan import FamilyPlan, Plan, command_line, family_trials, plan_of, records_file
 from syw.experiments.preflight import PreflightError, preflight
 from syw.experiments.progress import Progress, record_callback
+from syw.experiments.same_inputs import check_one_version
 from syw.experiments.space import Family
 from syw.experiments.trial import suite_commit
 from syw.experiments.tuner import adaptive_setup, check_adaptive, tuner_of
@@ -150,6 +151,7 @@ def prepare(cfg: DictConfig) -> Plan:
             check_adaptive(family, tuner, cfg.seed, path, cfg.retry_failed, study_file())
         else:
             check_records_match(family, cfg.seed, path)
+        check_one_version(path)
     return plan_of(cfg, families, command_line())
 
 

@@ -1,6 +1,7 @@
 """A record names the version of each file its trial read: a file that changes or goes while a study
 runs stops it (naming the file) before any record names a version its trial did not read."""
 import hashlib
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -137,3 +138,35 @@ def test_progress_writes_no_record_of_a_changed_file_and_stops(monkeypatch, caps
     assert [r["trial"] for r in written] == [0]
     assert progress.data_problem.startswith("s/t: changed during the study (sha256 a when trial 0 of lr read it, b when")
     assert "trial   1 found a data file missing, malformed or changed; stopping the study (no record written)" in capsys.readouterr().out
+
+
+def test_a_resumed_study_refuses_a_trial_that_read_a_file_changed_since_its_records(monkeypatch, capsys):
+    import syw.experiments.progress as progress_module
+    from syw.experiments.progress import Progress
+
+    monkeypatch.setattr(progress_module, "READ_THIS_RUN", RunInputs())
+    earlier = [{"trial": 0, "family": "lr", "status": "ok", "value": 0.4, "inputs_sha256": {"s/t": "a"}}]
+    written = []
+    progress = Progress(SimpleNamespace(append=written.append), SimpleNamespace(name="lr"), "accuracy", True, 3, 2, 1,
+                        {"study": "sst5", "family": "lr"}, earlier=earlier)
+    progress.finish({"trial": 1, "params": {}, "status": "ok", "value": 0.5, "duration_seconds": 1.0,
+                     "inputs_sha256": {"s/t": "b"}})
+    assert written == [] and progress.data_problem.startswith(
+        "s/t: changed during the study (sha256 a when trial 0 of lr read it, b when trial 1 of lr did)")
+
+
+def test_records_that_read_two_versions_of_a_file_are_refused(tmp_path):
+    from syw.core.records import RecordError
+    from syw.experiments.same_inputs import check_one_version
+
+    path = tmp_path / "lr.jsonl"
+    rows = [{"trial": t, "family": "lr", "params": {}, "status": "ok", "value": 0.4, "inputs_sha256": {"sst/train.txt": d}}
+            for t, d in ((0, "a" * 64), (1, "a" * 64), (2, "b" * 64))]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows[:2]))
+    check_one_version(path)  # one version: nothing to say
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(RecordError) as err:
+        check_one_version(path)
+    assert str(err.value) == (f"{path}: trial 0 of lr read sst/train.txt with sha256 aaaaaaaaaaaa..., trial 2 of lr with "
+                              "bbbbbbbbbbbb...: the records mix two versions of the data; move them away, or put one "
+                              "version back and rerun the trials of the other (syw run ... only=[...])")
