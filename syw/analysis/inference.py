@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import special
 
 from syw.analysis.compare import Difference
 from syw.analysis.expected_max import Budgets, check_budgets, check_scores, expected_max_unbiased
@@ -110,10 +109,14 @@ def _kish_dof(size: int, budgets: np.ndarray) -> np.ndarray:
 
 
 def _t_sf(t: np.ndarray, df: np.ndarray) -> np.ndarray:
+    from scipy import special  # here: scipy.special takes a third of a second to import, a comparison needs it
+
     return special.stdtr(df, -t)  # P(T > t), T ~ Student's t with df degrees of freedom
 
 
 def _t_isf(q: np.ndarray | float, df: np.ndarray) -> np.ndarray:
+    from scipy import special
+
     return -special.stdtrit(df, q)  # the t with P(T > t) = q
 
 
@@ -262,6 +265,8 @@ def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets
         crit[live] = _t_isf(alpha / (2.0 * k), df[live])
         p[live] = np.minimum(1.0, p[live] * k)
     elif k:
+        from scipy import special
+
         keep = live[ok]
         z = -special.ndtri(np.maximum(p[live], 1e-300) / 2.0)  # each |T_n| as a normal deviate
         c, p[live] = _maxt(dev_a[keep], dev_b[keep], z, alpha)
