@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis.adaptive import is_random, strategy_column
-from syw.analysis.columns import looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
+from syw.analysis.columns import duration_unit, looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
 from syw.analysis.inputs import DATABASE_SUFFIXES, Trials, load_trials, per_trial
 from syw.analysis.rows import settle
 from syw.analysis.table import finite_column
@@ -74,6 +74,11 @@ def _picked(name: str, given: str | None) -> str:
     return f"`{name}`" + ("" if given else " (picked)")
 
 
+def _unit(column: str) -> str:
+    factor, unit = duration_unit(column)
+    return "" if factor == 1.0 else f", in {unit} (times {factor:g} for seconds)"
+
+
 def _first(frame: pd.DataFrame, names: tuple[str, ...], numeric: bool) -> str | None:
     by_name = {str(c).lower().split(".")[-1]: c for c in frame.columns}
     for name in names:
@@ -107,7 +112,7 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
     test = pick_test(frame, trials.source, metric, options["test"], maximize=maximize)
     labels = frame[strategy].map(lambda v: None if is_random(v) else str(v)) if strategy else trials.strategy
     out = pd.DataFrame({"group": frame["_group"], "score": frame[metric],
-                        "seconds": finite_column(frame, seconds, trials.source) if seconds else np.nan,
+                        "seconds": finite_column(frame, seconds, trials.source) * duration_unit(seconds)[0] if seconds else np.nan,
                         "order": frame[order].to_numpy(float) if order else np.arange(len(frame), dtype=float),
                         "run": frame[run].astype(str) if run else trials.name,
                         "strategy": labels, "source": trials.name,
@@ -147,7 +152,7 @@ def prepare(sources: list[str] | str, *, studies: list[str] | None = None, metri
     groups = [_group(str(name), part, info["duration"] is not None, where) for name, part in rows.groupby("group", sort=True)]
     maximize = info["maximize"]
     columns = {"metric": _picked(info["metric"], metric) + (", higher is better" if maximize else ", lower is better"),
-               "duration": _picked(info["duration"], duration) if info["duration"] else "none",
+               "duration": _picked(info["duration"], duration) + _unit(info["duration"]) if info["duration"] else "none",
                "group": ("the search strategy (--group strategy)" if group == STRATEGY
                          else _picked(info["group"], group) if info["group"]
                          else "the source" if several else f"none (one curve, named {loaded[0].name})"),
