@@ -130,9 +130,8 @@ def prepare(sources: list[str] | str, *, studies: list[str] | None = None, metri
     options = dict(metric=metric, group=group, duration=duration, direction=given_direction, pick=pick, failed=failed,
                    test=test)
     loaded = []
-    for source in sources:
-        storage = "://" in source or source.lower().endswith(DATABASE_SUFFIXES)
-        loaded += [load_trials(source, study=study) for study in ((studies or [None]) if storage else [None])]
+    for source, named in _studies_of(sources, studies):
+        loaded += [load_trials(source, study=study) for study in named]
     parts = [(t, *_standard(t, options)) for t in loaded]
     where = ", ".join(t.source for t in loaded)
     if len({info["maximize"] for _, _, info in parts}) > 1:
@@ -164,6 +163,31 @@ def prepare(sources: list[str] | str, *, studies: list[str] | None = None, metri
     name = loaded[0].name if not several else "_".join(t.name for t in loaded)[:60]
     return Prepared(groups, where, name, info["metric"], maximize,
                     "group" if group == STRATEGY else info["group"] or "group", columns, notes)
+
+
+def _studies_of(sources: list[str], studies: list[str] | None) -> list[tuple[str, list[str | None]]]:
+    """Each source with the studies to read from it: ``storage#study`` names its own; else, of several
+    storages and as many ``--study`` names, the i-th name is the i-th storage's; else every name is read
+    from each storage (one storage: each of its studies)."""
+    split = [(s.rsplit("#", 1) if "#" in s and _storage(s.rsplit("#", 1)[0]) else [s, None]) for s in sources]
+    storages = [i for i, (s, own) in enumerate(split) if _storage(s) and own is None]
+    paired = len(storages) > 1 and studies and len(studies) > 1
+    if paired and len(studies) != len(storages):
+        raise DataError(f"{', '.join(sources[i] for i in storages)}: {len(storages)} storages and {len(studies)} --study "
+                        "names: give one --study per storage, in order, or name each one's study as STORAGE#STUDY")
+    out = []
+    for i, (source, own) in enumerate(split):
+        if own is not None:
+            out.append((source, [own]))
+        elif i in storages:
+            out.append((source, [studies[storages.index(i)]] if paired else list(studies or [None])))
+        else:
+            out.append((source, [None]))
+    return out
+
+
+def _storage(source: str) -> bool:
+    return "://" in source or source.lower().endswith(DATABASE_SUFFIXES)
 
 
 def _group(name: str, part: pd.DataFrame, timed: bool, where: str) -> Group:
