@@ -9,15 +9,21 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from syw.analysis.adaptive import optuna_strategy, ray_strategy
+from syw.analysis.read_hydra import jobs, read_hydra
+from syw.analysis.read_journal import is_journal, read_journal
+from syw.analysis.read_lightning import read_lightning, versions
+from syw.analysis.read_mlflow import TABLES, is_mlflow_database, is_mlflow_folder, read_mlflow
+from syw.analysis.read_tensorboard import read_tensorboard
+from syw.analysis.read_wandb import read_wandb, wandb_runs
 from syw.analysis.rows import finished
 from syw.analysis.table import read_table
+from syw.analysis.trials import Trials
 from syw.core.errors import DataError
 from syw.core.records import iter_records
 
@@ -28,41 +34,72 @@ DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 OPTUNA_EXPORT = {"number", "state", "datetime_start"}  # study.trials_dataframe() columns
 
 
-@dataclass
-class Trials:
-    """The rows of one source. ``frame``'s index says where each row comes from (``line 3``, ``trial 4``)."""
-
-    frame: pd.DataFrame
-    source: str  # the file, folder or storage URL, as messages name it
-    name: str  # the curve's name when no column splits the trials into groups
-    directions: dict[str, str] = field(default_factory=dict)  # column -> "max"/"min" the source declares
-    preferred: str | None = None  # the source's own score column (an Optuna study's value)
-    notes: list[str] = field(default_factory=list)
-    reports: bool = False  # one row a reported result (Ray Tune): reduce with :func:`per_trial`
-    strategy: str | None = None  # the adaptive search that chose the trials (analysis.adaptive); None: random
-
-
 def load_trials(source: str, *, study: str | None = None) -> Trials:
-    """Read ``source``: a storage URL (``sqlite:///x.db``, with ``study``) is an Optuna study, a folder a
-    Ray Tune experiment, a file CSV/TSV/JSONL by its extension."""
+    """Read ``source`` by what it is (docs/syw.md, Inputs): a storage URL (``sqlite:///x.db``, with ``study``) or
+    database file is an Optuna study or an MLflow tracking database (``study``: its experiment); a folder is a
+    Ray Tune experiment, an MLflow ``mlruns/``, W&B runs, Lightning CSVLogger versions, a Hydra multirun
+    (``FOLDER#SCORE_FILE``), TensorBoard event files or our study records; a file an Optuna journal, else
+    CSV/TSV/JSONL by its extension."""
+    if source.startswith("journal:///"):  # not a URL Optuna knows: its journal is a file
+        return read_journal(Path(source[len("journal://"):]), study)
     if "://" in source:
+        database = Path(source.split(":///", 1)[1]) if source.startswith("sqlite:///") else None
+        if database is not None and database.is_file() and is_mlflow_database(_tables(database, source)):
+            return read_mlflow(database, study, database=True)
         return read_optuna(source, study)
-    path = Path(source)
-    if path.is_dir() and any(path.glob("*.jsonl")) and not any(path.glob("*/result.json")):
-        return read_study(path)
+    folder, _, score_file = source.partition("#") if "#" in source and Path(source.partition("#")[0]).is_dir() else (
+        source, "", "")
+    path = Path(folder)
     if path.is_dir():
-        return read_ray(path)
+        return _read_folder(path, study, score_file or None)
     if path.suffix.lower() in DATABASE_SUFFIXES:
-        try:
-            _check_optuna_sqlite(f"sqlite:///{path}")
-        except (DataError, FileNotFoundError):
-            raise DataError(f"{path}: a database file; give an Optuna study as its storage URL, sqlite:///{path}") from None
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such database file")
+        tables = _tables(path, str(path))
+        if is_mlflow_database(tables):
+            return read_mlflow(path, study, database=True)
+        if "studies" not in tables:
+            raise DataError(f"{path}: an SQLite file that is neither an Optuna storage (no 'studies' table) nor an MLflow "
+                            f"tracking database (no {', '.join(sorted(TABLES - tables))} table); export the trials as CSV")
         return read_optuna(f"sqlite:///{path}", study)
+    if path.is_file() and is_journal(path):
+        return read_journal(path, study)
     frame = read_table(path)
     if OPTUNA_EXPORT <= set(frame.columns):
         return Trials(from_optuna_export(frame), str(path), path.stem,
                       notes=["read as Optuna's trials_dataframe() export (state, params_*, duration)"])
     return Trials(frame, str(path), path.stem)
+
+
+def _read_folder(path: Path, study: str | None, score_file: str | None) -> Trials:
+    """A folder, by the files of the tool that wrote it."""
+    if any(path.glob("*/result.json")) or any(path.glob("*/error.txt")) or any(path.glob("*/error.pkl")):
+        return read_ray(path)
+    if any(path.glob("*.jsonl")):
+        return read_study(path)
+    if score_file is not None or jobs(path):
+        return read_hydra(path, score_file)
+    if is_mlflow_folder(path):
+        return read_mlflow(path, study)
+    if versions(path):
+        return read_lightning(path)
+    if wandb_runs(path):
+        return read_wandb(path)
+    if any(path.glob("events.out.tfevents.*")) or any(path.glob("*/events.out.tfevents.*")):
+        return read_tensorboard(path)
+    return read_ray(path)  # its error says what a Ray Tune experiment folder holds
+
+
+def _tables(path: Path, source: str) -> set[str]:
+    """The tables of an SQLite file; an error naming the file when it is not one."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{source}: no such database file {path}")
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as err:
+        raise DataError(f"{source}: {path} is not an SQLite database ({err}), neither an Optuna storage nor an MLflow "
+                        "tracking database") from None
 
 
 def from_optuna_export(frame: pd.DataFrame) -> pd.DataFrame:
@@ -190,12 +227,17 @@ def _config(trial: Path) -> dict:
 
 
 def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool = True) -> Trials:
-    """One row per trial of a Ray Tune experiment: its report with the best (or the last) ``metric``,
-    with the trial's whole training time (``time_total_s`` of its last report)."""
+    """One row per trial of a source that logs every step (Ray Tune, MLflow, W&B, Lightning, TensorBoard):
+    its report with the best (or the last) ``metric``, with the trial's whole training time
+    (``time_total_s`` of its last report)."""
     frame = trials.frame
     if metric not in frame.columns:
         raise DataError(f"{trials.source}: no trial reported {metric!r}")
     values = pd.to_numeric(frame[metric], errors="coerce")
+    text = frame[metric][values.isna() & frame[metric].notna()]
+    text = text[~text.map(lambda v: isinstance(v, (int, float)))]
+    if not text.empty:  # a score that is text says the column is wrong (syw.analysis.rows)
+        raise DataError(f"{trials.source}: {text.index[0]}: {metric!r} holds {text.iloc[0]!r}, not a number")
     state = finished(frame)
     out, labels = [], []
     for trial, part in frame.groupby("trial", sort=True):
@@ -206,7 +248,9 @@ def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool
         scores = values[part.index]
         ok = scores[np.isfinite(scores.to_numpy(float))]
         if ok.empty:
-            raise DataError(f"{trials.source}/{trial}/result.json: no result holds a number under {metric!r}")
+            where = str(part.index[0]).rsplit(", ", 1)[0]
+            raise DataError(f"{trials.source}/{where}: no result holds a number under {metric!r}" if where.endswith(
+                "result.json") else f"{trials.source}: {where}: no logged step holds a number under {metric!r}")
         chosen = ok.index[-1] if pick == "last" else (ok.idxmax() if maximize else ok.idxmin())
         row = part.loc[chosen].copy()
         if "time_total_s" in part:
@@ -219,16 +263,10 @@ def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool
 
 def _check_optuna_sqlite(url: str) -> None:
     """An SQLite storage must exist and hold Optuna's tables: optuna itself would create both."""
-    path = Path(url.split(":///", 1)[1])
-    if not path.is_file():
-        raise FileNotFoundError(f"{url}: no such database file {path}")
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError as err:
-        raise DataError(f"{url}: {path} is not an SQLite database ({err})") from None
+    tables = _tables(Path(url.split(":///", 1)[1]), url)
     if "studies" not in tables:
-        raise DataError(f"{url}: not an Optuna storage (no 'studies' table; tables: {', '.join(sorted(tables)) or 'none'})")
+        raise DataError(f"{url}: not an Optuna storage (no 'studies' table) nor an MLflow tracking database (no "
+                        f"{', '.join(sorted(TABLES - tables))} table); export the trials as CSV")
 
 
 def read_optuna(url: str, study: str | None) -> Trials:

@@ -11,6 +11,7 @@ Groups: the group column's values (the same column in every source), else one gr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,8 @@ import pandas as pd
 from syw.analysis.adaptive import is_random, strategy_column
 from syw.analysis.columns import duration_unit, looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
 from syw.analysis.inputs import DATABASE_SUFFIXES, Trials, load_trials, per_trial
+from syw.analysis.read_journal import is_journal
+from syw.analysis.read_mlflow import is_mlflow_folder
 from syw.analysis.rows import settle
 from syw.analysis.table import finite_column
 from syw.core.errors import DataError
@@ -98,6 +101,9 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
     maximize = direction(trials, metric, given)
     if trials.reports:
         trials = per_trial(trials, metric, pick=options["pick"], maximize=maximize)
+        other = "last" if options["pick"] == "best" else "best"
+        trials.notes.append(f"each trial counts with its {options['pick']} {metric} over its logged steps "
+                            f"(--pick {other}: its {other})")
     frame = trials.frame
     group = None if options["group"] == STRATEGY else pick_group(frame, trials.source, options["group"])
     seconds, seconds_note = pick_duration(frame, trials.source, options["duration"])
@@ -187,7 +193,10 @@ def _studies_of(sources: list[str], studies: list[str] | None) -> list[tuple[str
 
 
 def _storage(source: str) -> bool:
-    return "://" in source or source.lower().endswith(DATABASE_SUFFIXES)
+    """A source holding several studies (``--study`` picks one): an Optuna storage or journal, an MLflow store."""
+    path = Path(source)
+    return ("://" in source or source.lower().endswith(DATABASE_SUFFIXES) or (path.is_file() and is_journal(path))
+            or (path.is_dir() and is_mlflow_folder(path)))
 
 
 def _group(name: str, part: pd.DataFrame, timed: bool, where: str) -> Group:
