@@ -276,8 +276,8 @@ def read_optuna(url: str, study: str | None) -> Trials:
     try:
         import optuna
     except ImportError:
-        raise DataError(f"{url}: reading an Optuna study needs optuna: pip install 'show-your-work[optuna]' "
-                        "(or pip install 'optuna>=3')") from None
+        raise DataError(f"{url}: reading an Optuna study needs optuna: pip install 'optuna>=3' (in a checkout: "
+                        "pip install '.[optuna]')") from None
     if url.startswith("sqlite:///"):
         _check_optuna_sqlite(url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
