@@ -75,6 +75,13 @@ verdicts: env
 readmes: env
 	$(PY) -m syw readme
 
+# The light tool's sdist and wheel in dist/ (README "Use it on your own trials"), their metadata checked by twine
+.PHONY: dist
+dist: env
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
 clean-env:
 	rm -rf $(VENV)
 

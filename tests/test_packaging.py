@@ -122,3 +122,43 @@ def test_the_light_command_loads_nothing_of_the_runner_models_or_readers(site, t
     done = run_outside(site, tmp_path, code, block=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def readme_install_line() -> str:
+    """The README's command that installs the light tool from a built wheel, as written there."""
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Use it on your own trials", 1)[1].split("\n## ", 1)[0]
+    (line,) = [ln.split("#")[0].strip() for ln in section.splitlines() if ln.startswith("pip install dist/")]
+    return line
+
+
+def test_the_readme_install_line_works_in_a_fresh_venv(wheel, tmp_path):
+    """Issue 64: the README's install line, in a fresh venv outside the checkout, gives a working `syw curve`
+    and brings neither torch nor Ray."""
+    line = readme_install_line()
+    assert line == "pip install dist/show_your_work-*.whl"
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / wheel.name).write_bytes(wheel.read_bytes())
+    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "MPLBACKEND": "Agg"}
+    command = line.replace("dist/show_your_work-*.whl", str(next(dist.glob("show_your_work-*.whl"))))
+    installed = subprocess.run(["bash", "-c", f"{command} -q --disable-pip-version-check"], cwd=tmp_path, env=env,
+                               capture_output=True, text=True, timeout=900)
+    assert installed.returncode == 0, installed.stdout[-2000:] + installed.stderr[-2000:]
+    listed = subprocess.run([str(venv / "bin" / "pip"), "list", "--format=freeze", "--disable-pip-version-check"],
+                            env=env, capture_output=True, text=True, check=True).stdout
+    names = {ln.split("==")[0].lower() for ln in listed.splitlines()}
+    assert "show-your-work" in names and not names & {"torch", "ray"}, sorted(names)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "t.csv").write_text("family,value\na,0.5\na,0.7\nb,0.6\nb,0.65\n")
+    done = subprocess.run([str(venv / "bin" / "syw"), "curve", "t.csv"], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    table = (work / "t_syw" / "expected_max.csv").read_text().splitlines()
+    rows = [r.split(",") for r in table[1:]]
+    header = table[0].split(",")
+    first = {r[header.index("family")]: float(r[header.index("expected_max")]) for r in rows if r[header.index("n")] == "1"}
+    assert first == {"a": pytest.approx(0.6, abs=1e-12), "b": pytest.approx(0.625, abs=1e-12)}

@@ -14,7 +14,8 @@ A search is recognised from what it leaves behind:
   user attribute ``sampler`` or ``strategy`` names it outright. RandomSampler (and TPE's first,
   random, trials) leaves no mark: a study without one is read as random search.
 - A Ray Tune experiment run with a searcher holds ``search_gen_state-*.json`` or
-  ``searcher-state-*.pkl`` (its class name is read from the pickle's bytes, never unpickled); one
+  ``searcher-state-*.pkl`` (its class name is read from the pickle's bytes, never unpickled; where a
+  wrapper hides it, the library its state pickles: ``optuna.samplers`` is OptunaSearch); one
   run with the default random/grid generator holds ``basic-variant-state-*.json`` only.
 - A column ``strategy`` (or ``search_strategy``, ``sampler``, ``searcher``): random search is
   ``random``, ``uniform``, ``uniform sampling``, ``random search``, ``RandomSampler``, ``grid``.
@@ -60,13 +61,18 @@ def optuna_strategy(trial_keys: set[str], study_keys: set[str], user_attrs: dict
     return f"Optuna {genetic}" if genetic else None
 
 
+SEARCHER_LIBRARIES = {b"optuna.samplers": "OptunaSearch", b"hyperopt.": "HyperOptSearch", b"bayes_opt.": "BayesOptSearch"}
+
+
 def ray_strategy(folder: Path) -> str | None:
     """The Ray Tune searcher an experiment folder was run with (module doc), else None."""
     states = sorted(folder.glob("searcher-state-*.pkl")) + sorted(folder.glob("search_gen_state-*.json"))
     if not states:
         return None
-    found = re.findall(rb"([A-Z][A-Za-z]*Search|TuneBOHB)\b", b"".join(p.read_bytes()[:1_000_000] for p in states))
+    state = b"".join(p.read_bytes()[:1_000_000] for p in states)
+    found = re.findall(rb"([A-Z][A-Za-z]*Search|TuneBOHB)\b", state)
     names = [n.decode() for n in found if n.decode() not in ("BasicVariantSearch",)]
+    names += [name for module, name in SEARCHER_LIBRARIES.items() if module in state]
     return f"Ray Tune {names[0]}" if names else "a Ray Tune searcher"
 
 

@@ -11,8 +11,12 @@ Otherwise a default is taken only when it is obvious, else the error lists the c
 - group: ``family``, ``group`` or ``model`` (allentune's); else a text column filled on every row, with 2 or
   more values, named like a model family (architecture, embedding, method, ... or ``<model...>.type``);
   none: one curve.
-- duration: the one numeric column named like a training time (duration, training_duration,
-  duration_seconds, time_total_s, runtime, elapsed, ...); none: no time axis.
+- duration: the numeric column named like a training time: a word of its name is or holds ``time``
+  (``train_time_s``, ``fit_time``, ``runtime``, ``walltime``), or is ``duration``, ``elapsed``,
+  ``seconds``/``secs``, or the name ends in ``_s`` (``time_total_s``); not a point in time or a part
+  of a trial (``timestamp``, ``start_time``, ``time_this_iter_s``, ``epoch_time``). A unit in the name
+  (its last word: ``Train time (ms)``, ``fit_minutes``) converts it to seconds (:func:`duration_unit`). Of several,
+  the one that says training or total; else none, with a note; none: no time axis.
 """
 from __future__ import annotations
 
@@ -34,9 +38,15 @@ NOT_SCORE = {"train", "training", "test", "time", "duration", "seconds", "memory
 HYPERPARAMETER_PREFIXES = ("config.", "params.", "config/", "hparams.", "hyperparameters.")
 GROUP_WORDS = ("family", "group", "model", "model_name", "model_type", "arch", "architecture", "method",
                "algorithm", "system", "embedding", "encoder", "variant")
-DURATION_NAMES = ("duration", "training_duration", "duration_seconds", "duration_s", "time_total_s", "seconds",
-                  "elapsed", "elapsed_s", "elapsed_seconds", "runtime", "train_runtime", "wall_time", "walltime",
-                  "time_s", "train_time", "training_time", "training_seconds", "secs", "elapsed_time")
+DURATION_WORDS = {"duration", "elapsed", "seconds", "secs", "sec", "runtime", "walltime"}
+# a point in time, or the time of a part of a trial (one report, one epoch), not a trial's training time
+NOT_DURATION = {"timestamp", "datetime", "date", "timezone", "start", "end", "begin", "finish", "started", "ended",
+                "created", "updated", "this", "since", "restore", "per", "iter", "step", "epoch", "batch", "eta",
+                "remaining", "left", "timeout", "limit", "budget"}
+TRAINING_WORDS = {"train", "training", "fit", "total", "trial"}
+UNITS = {"ms": (1e-3, "milliseconds"), "millis": (1e-3, "milliseconds"), "milliseconds": (1e-3, "milliseconds"),
+         "min": (60.0, "minutes"), "mins": (60.0, "minutes"), "minutes": (60.0, "minutes"),
+         "h": (3600.0, "hours"), "hr": (3600.0, "hours"), "hrs": (3600.0, "hours"), "hours": (3600.0, "hours")}
 
 
 def _tokens(name: str) -> list[str]:
@@ -154,13 +164,32 @@ def pick_group(frame: pd.DataFrame, source: str, group: str | None = None) -> st
     return found[0] if found else None
 
 
+def _duration_like(column: str) -> bool:
+    tokens = _tokens(column)
+    if (not tokens or (NOT_DURATION | SCORE_WORDS | LOSS_WORDS) & set(tokens)
+            or str(column).startswith(HYPERPARAMETER_PREFIXES)):
+        return False
+    return (any("time" in t for t in tokens) or bool(DURATION_WORDS & set(tokens))
+            or (len(tokens) > 1 and (tokens[-1] == "s" or tokens[-1] in UNITS and bool(TRAINING_WORDS & set(tokens)))))
+
+
+def duration_unit(column: str) -> tuple[float, str]:
+    """Seconds per unit of a duration column, by the unit its name ends with (``(ms)``, ``_min``, ``hours``),
+    and the unit's name; seconds when it states none."""
+    tokens = _tokens(column)
+    return UNITS[tokens[-1]] if len(tokens) > 1 and tokens[-1] in UNITS else (1.0, "seconds")
+
+
 def pick_duration(frame: pd.DataFrame, source: str, duration: str | None = None) -> tuple[str | None, str | None]:
-    """The training-time column in seconds, or None; and a note when several names fit and none was taken."""
+    """The training-time column (see the module doc), or None; and a note when several names fit and none was taken."""
     if duration == "none":
         return None, None
     if duration:
         return _known(frame, duration, source, "training time"), None
-    found = [c for c in frame.columns if str(c).lower().split(".")[-1] in DURATION_NAMES and _numeric(frame, c)]
+    found = [c for c in frame.columns if _duration_like(c) and _numeric(frame, c)]
+    training = [c for c in found if TRAINING_WORDS & set(_tokens(c))]
+    if len(found) > 1 and len(training) == 1:
+        return training[0], None
     if len(found) > 1:
         return None, f"several columns could be the training time ({_listing(found)}): none taken; pass --duration"
     return (found[0] if found else None), None

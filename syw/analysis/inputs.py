@@ -7,16 +7,23 @@ for what is not there, :class:`syw.core.errors.DataError` (a ``ValueError``) for
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from syw.analysis.adaptive import optuna_strategy, ray_strategy
+from syw.analysis.read_hydra import jobs, read_hydra
+from syw.analysis.read_journal import is_journal, read_journal
+from syw.analysis.read_lightning import read_lightning, versions
+from syw.analysis.read_mlflow import TABLES, is_mlflow_database, is_mlflow_folder, read_mlflow
+from syw.analysis.read_tensorboard import read_tensorboard
+from syw.analysis.read_wandb import read_wandb, wandb_runs
 from syw.analysis.rows import finished
 from syw.analysis.table import read_table
+from syw.analysis.trials import Trials
 from syw.core.errors import DataError
 from syw.core.records import iter_records, study_records
 
@@ -27,41 +34,72 @@ DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 OPTUNA_EXPORT = {"number", "state", "datetime_start"}  # study.trials_dataframe() columns
 
 
-@dataclass
-class Trials:
-    """The rows of one source. ``frame``'s index says where each row comes from (``line 3``, ``trial 4``)."""
-
-    frame: pd.DataFrame
-    source: str  # the file, folder or storage URL, as messages name it
-    name: str  # the curve's name when no column splits the trials into groups
-    directions: dict[str, str] = field(default_factory=dict)  # column -> "max"/"min" the source declares
-    preferred: str | None = None  # the source's own score column (an Optuna study's value)
-    notes: list[str] = field(default_factory=list)
-    reports: bool = False  # one row a reported result (Ray Tune): reduce with :func:`per_trial`
-    strategy: str | None = None  # the adaptive search that chose the trials (analysis.adaptive); None: random
-
-
 def load_trials(source: str, *, study: str | None = None) -> Trials:
-    """Read ``source``: a storage URL (``sqlite:///x.db``, with ``study``) is an Optuna study, a folder a
-    Ray Tune experiment, a file CSV/TSV/JSONL by its extension."""
+    """Read ``source`` by what it is (docs/syw.md, Inputs): a storage URL (``sqlite:///x.db``, with ``study``) or
+    database file is an Optuna study or an MLflow tracking database (``study``: its experiment); a folder is a
+    Ray Tune experiment, an MLflow ``mlruns/``, W&B runs, Lightning CSVLogger versions, a Hydra multirun
+    (``FOLDER#SCORE_FILE``), TensorBoard event files or our study records; a file an Optuna journal, else
+    CSV/TSV/JSONL by its extension."""
+    if source.startswith("journal:///"):  # not a URL Optuna knows: its journal is a file
+        return read_journal(Path(source[len("journal://"):]), study)
     if "://" in source:
+        database = Path(source.split(":///", 1)[1]) if source.startswith("sqlite:///") else None
+        if database is not None and database.is_file() and is_mlflow_database(_tables(database, source)):
+            return read_mlflow(database, study, database=True)
         return read_optuna(source, study)
-    path = Path(source)
-    if path.is_dir() and any(path.glob("*.jsonl")) and not any(path.glob("*/result.json")):
-        return read_study(path)
+    folder, _, score_file = source.partition("#") if "#" in source and Path(source.partition("#")[0]).is_dir() else (
+        source, "", "")
+    path = Path(folder)
     if path.is_dir():
-        return read_ray(path)
+        return _read_folder(path, study, score_file or None)
     if path.suffix.lower() in DATABASE_SUFFIXES:
-        try:
-            _check_optuna_sqlite(f"sqlite:///{path}")
-        except (DataError, FileNotFoundError):
-            raise DataError(f"{path}: a database file; give an Optuna study as its storage URL, sqlite:///{path}") from None
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such database file")
+        tables = _tables(path, str(path))
+        if is_mlflow_database(tables):
+            return read_mlflow(path, study, database=True)
+        if "studies" not in tables:
+            raise DataError(f"{path}: an SQLite file that is neither an Optuna storage (no 'studies' table) nor an MLflow "
+                            f"tracking database (no {', '.join(sorted(TABLES - tables))} table); export the trials as CSV")
         return read_optuna(f"sqlite:///{path}", study)
+    if path.is_file() and is_journal(path):
+        return read_journal(path, study)
     frame = read_table(path)
     if OPTUNA_EXPORT <= set(frame.columns):
         return Trials(from_optuna_export(frame), str(path), path.stem,
                       notes=["read as Optuna's trials_dataframe() export (state, params_*, duration)"])
     return Trials(frame, str(path), path.stem)
+
+
+def _read_folder(path: Path, study: str | None, score_file: str | None) -> Trials:
+    """A folder, by the files of the tool that wrote it."""
+    if any(path.glob("*/result.json")) or any(path.glob("*/error.txt")) or any(path.glob("*/error.pkl")):
+        return read_ray(path)
+    if any(path.glob("*.jsonl")):
+        return read_study(path)
+    if score_file is not None or jobs(path):
+        return read_hydra(path, score_file)
+    if is_mlflow_folder(path):
+        return read_mlflow(path, study)
+    if versions(path):
+        return read_lightning(path)
+    if wandb_runs(path):
+        return read_wandb(path)
+    if any(path.glob("events.out.tfevents.*")) or any(path.glob("*/events.out.tfevents.*")):
+        return read_tensorboard(path)
+    return read_ray(path)  # its error says what a Ray Tune experiment folder holds
+
+
+def _tables(path: Path, source: str) -> set[str]:
+    """The tables of an SQLite file; an error naming the file when it is not one."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{source}: no such database file {path}")
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as err:
+        raise DataError(f"{source}: {path} is not an SQLite database ({err}), neither an Optuna storage nor an MLflow "
+                        "tracking database") from None
 
 
 def from_optuna_export(frame: pd.DataFrame) -> pd.DataFrame:
@@ -124,6 +162,10 @@ def read_ray(folder: Path) -> Trials:
     (one JSON line per reported result) and ``params.json`` (its configuration, as ``config.*`` columns).
     A line that is not JSON (a killed trial's torn write) is skipped with a warning, as in our records.
 
+    Trials are numbered (``trial_index``) in the order they were created: the counter that leads Ray's
+    ``experiment_tag`` (``3_lr=0.01``; in the folder name after the trial id, ``trainable_0422cc32_3_lr=...``,
+    where results hold no tag), else the start time (the first report's ``timestamp`` less its
+    ``time_total_s``), never the folder name's order, which for a searcher starts with a random trial id.
     One row per reported result, labelled ``<trial folder>/result.json, result <i>``; a trial that raised
     (an ``error.txt`` or ``error.pkl``) or reported nothing is one row with a failed ``status``
     (``syw.analysis.rows`` leaves it out or counts it as its group's worst).
@@ -133,24 +175,42 @@ def read_ray(folder: Path) -> Trials:
         raise FileNotFoundError(f"{folder}: no trial folder with a result.json; a Ray Tune experiment folder "
                                 "(Tuner.fit's storage_path/name) holds one folder per trial")
     rows, labels = [], []
-    for trial in trial_dirs:
+    for index, trial in enumerate(_in_run_order(trial_dirs), start=1):
         config = _config(trial)
         flat_config = pd.json_normalize({"config": config}).iloc[0].to_dict() if config else {}
         error = next((p for p in (trial / "error.txt", trial / "error.pkl") if p.exists()), None)
         results = [] if error else list(iter_records(trial / "result.json", schema=False))  # torn: skipped, warned
         if not results:  # a trial that raised or reported nothing: a failed trial (analysis.rows)
-            rows.append({**flat_config, "trial": trial.name, "status": "error" if error else "reported-nothing"})
+            rows.append({**flat_config, "trial": trial.name, "trial_index": index,
+                         "status": "error" if error else "reported-nothing"})
             labels.append(f"{trial.name}/{error.name if error else 'result.json'}")
             continue
         for number, result in enumerate(results, start=1):
             result = {k: v for k, v in result.items() if k != "config"}
-            rows.append({**pd.json_normalize(result).iloc[0].to_dict(), **flat_config, "trial": trial.name})
+            rows.append({**pd.json_normalize(result).iloc[0].to_dict(), **flat_config, "trial": trial.name,
+                         "trial_index": index})
             labels.append(f"{trial.name}/result.json, result {number}")
     frame = pd.DataFrame(rows, index=labels)
     if "status" in frame.columns and finished(frame).ne("ok").all():
         raise DataError(f"{folder}: no trial reported a result ({len(trial_dirs)} trial folder(s), each raised "
                         "or reported nothing)")
     return Trials(frame, str(folder), folder.name, reports=True, strategy=ray_strategy(folder))
+
+
+def _in_run_order(trial_dirs: list[Path]) -> list[Path]:
+    """Ray trial folders in the order their trials were created (see :func:`read_ray`)."""
+    def key(trial: Path) -> tuple[float, float, str]:
+        first = next(iter(iter_records(trial / "result.json", schema=False)), {}) if (trial / "result.json").is_file() else {}
+        after_id = trial.name.split(f"_{first['trial_id']}_", 1)[-1] if first.get("trial_id") else ""
+        tag = re.match(r"(\d+)(_|$)", str(first.get("experiment_tag", after_id)))
+        stamp, spent = first.get("timestamp"), first.get("time_total_s", 0.0)
+        started = stamp - spent if _number(stamp) and _number(spent) else np.inf
+        return (int(tag.group(1)) if tag else np.inf, started, trial.name)
+    return sorted(trial_dirs, key=key)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
 
 
 def _config(trial: Path) -> dict:
@@ -166,12 +226,17 @@ def _config(trial: Path) -> dict:
 
 
 def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool = True) -> Trials:
-    """One row per trial of a Ray Tune experiment: its report with the best (or the last) ``metric``,
-    with the trial's whole training time (``time_total_s`` of its last report)."""
+    """One row per trial of a source that logs every step (Ray Tune, MLflow, W&B, Lightning, TensorBoard):
+    its report with the best (or the last) ``metric``, with the trial's whole training time
+    (``time_total_s`` of its last report)."""
     frame = trials.frame
     if metric not in frame.columns:
         raise DataError(f"{trials.source}: no trial reported {metric!r}")
     values = pd.to_numeric(frame[metric], errors="coerce")
+    text = frame[metric][values.isna() & frame[metric].notna()]
+    text = text[~text.map(lambda v: isinstance(v, (int, float)))]
+    if not text.empty:  # a score that is text says the column is wrong (syw.analysis.rows)
+        raise DataError(f"{trials.source}: {text.index[0]}: {metric!r} holds {text.iloc[0]!r}, not a number")
     state = finished(frame)
     out, labels = [], []
     for trial, part in frame.groupby("trial", sort=True):
@@ -182,7 +247,9 @@ def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool
         scores = values[part.index]
         ok = scores[np.isfinite(scores.to_numpy(float))]
         if ok.empty:
-            raise DataError(f"{trials.source}/{trial}/result.json: no result holds a number under {metric!r}")
+            where = str(part.index[0]).rsplit(", ", 1)[0]
+            raise DataError(f"{trials.source}/{where}: no result holds a number under {metric!r}" if where.endswith(
+                "result.json") else f"{trials.source}: {where}: no logged step holds a number under {metric!r}")
         chosen = ok.index[-1] if pick == "last" else (ok.idxmax() if maximize else ok.idxmin())
         row = part.loc[chosen].copy()
         if "time_total_s" in part:
@@ -195,16 +262,10 @@ def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool
 
 def _check_optuna_sqlite(url: str) -> None:
     """An SQLite storage must exist and hold Optuna's tables: optuna itself would create both."""
-    path = Path(url.split(":///", 1)[1])
-    if not path.is_file():
-        raise FileNotFoundError(f"{url}: no such database file {path}")
-    try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError as err:
-        raise DataError(f"{url}: {path} is not an SQLite database ({err})") from None
+    tables = _tables(Path(url.split(":///", 1)[1]), url)
     if "studies" not in tables:
-        raise DataError(f"{url}: not an Optuna storage (no 'studies' table; tables: {', '.join(sorted(tables)) or 'none'})")
+        raise DataError(f"{url}: not an Optuna storage (no 'studies' table) nor an MLflow tracking database (no "
+                        f"{', '.join(sorted(TABLES - tables))} table); export the trials as CSV")
 
 
 def read_optuna(url: str, study: str | None) -> Trials:
@@ -214,8 +275,8 @@ def read_optuna(url: str, study: str | None) -> Trials:
     try:
         import optuna
     except ImportError:
-        raise DataError(f"{url}: reading an Optuna study needs optuna: pip install 'show-your-work[optuna]' "
-                        "(or pip install 'optuna>=3')") from None
+        raise DataError(f"{url}: reading an Optuna study needs optuna: pip install 'optuna>=3' (in a checkout: "
+                        "pip install '.[optuna]')") from None
     if url.startswith("sqlite:///"):
         _check_optuna_sqlite(url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)

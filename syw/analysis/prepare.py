@@ -11,14 +11,17 @@ Groups: the group column's values (the same column in every source), else one gr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from syw.analysis.adaptive import is_random, strategy_column
-from syw.analysis.columns import looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
+from syw.analysis.columns import duration_unit, looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
 from syw.analysis.group import Group
 from syw.analysis.inputs import DATABASE_SUFFIXES, Trials, load_trials, per_trial
+from syw.analysis.read_journal import is_journal
+from syw.analysis.read_mlflow import is_mlflow_folder
 from syw.analysis.rows import settle
 from syw.analysis.table import finite_column
 from syw.core.errors import DataError
@@ -62,6 +65,11 @@ def _picked(name: str, given: str | None) -> str:
     return f"`{name}`" + ("" if given else " (picked)")
 
 
+def _unit(column: str) -> str:
+    factor, unit = duration_unit(column)
+    return "" if factor == 1.0 else f", in {unit} (times {factor:g} for seconds)"
+
+
 def _first(frame: pd.DataFrame, names: tuple[str, ...], numeric: bool) -> str | None:
     by_name = {str(c).lower().split(".")[-1]: c for c in frame.columns}
     for name in names:
@@ -81,6 +89,9 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
     maximize = direction(trials, metric, given)
     if trials.reports:
         trials = per_trial(trials, metric, pick=options["pick"], maximize=maximize)
+        other = "last" if options["pick"] == "best" else "best"
+        trials.notes.append(f"each trial counts with its {options['pick']} {metric} over its logged steps "
+                            f"(--pick {other}: its {other})")
     frame = trials.frame
     group = None if options["group"] == STRATEGY else pick_group(frame, trials.source, options["group"])
     seconds, seconds_note = pick_duration(frame, trials.source, options["duration"])
@@ -95,7 +106,7 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
     test = pick_test(frame, trials.source, metric, options["test"], maximize=maximize)
     labels = frame[strategy].map(lambda v: None if is_random(v) else str(v)) if strategy else trials.strategy
     out = pd.DataFrame({"group": frame["_group"], "score": frame[metric],
-                        "seconds": finite_column(frame, seconds, trials.source) if seconds else np.nan,
+                        "seconds": finite_column(frame, seconds, trials.source) * duration_unit(seconds)[0] if seconds else np.nan,
                         "order": frame[order].to_numpy(float) if order else np.arange(len(frame), dtype=float),
                         "run": frame[run].astype(str) if run else trials.name,
                         "strategy": labels, "source": trials.name,
@@ -113,9 +124,8 @@ def prepare(sources: list[str] | str, *, studies: list[str] | None = None, metri
     options = dict(metric=metric, group=group, duration=duration, direction=given_direction, pick=pick, failed=failed,
                    test=test)
     loaded = []
-    for source in sources:
-        storage = "://" in source or source.lower().endswith(DATABASE_SUFFIXES)
-        loaded += [load_trials(source, study=study) for study in ((studies or [None]) if storage else [None])]
+    for source, named in _studies_of(sources, studies):
+        loaded += [load_trials(source, study=study) for study in named]
     parts = [(t, *_standard(t, options)) for t in loaded]
     where = ", ".join(t.source for t in loaded)
     if len({info["maximize"] for _, _, info in parts}) > 1:
@@ -135,7 +145,7 @@ def prepare(sources: list[str] | str, *, studies: list[str] | None = None, metri
     groups = [_group(str(name), part, info["duration"] is not None, where) for name, part in rows.groupby("group", sort=True)]
     maximize = info["maximize"]
     columns = {"metric": _picked(info["metric"], metric) + (", higher is better" if maximize else ", lower is better"),
-               "duration": _picked(info["duration"], duration) if info["duration"] else "none",
+               "duration": _picked(info["duration"], duration) + _unit(info["duration"]) if info["duration"] else "none",
                "group": ("the search strategy (--group strategy)" if group == STRATEGY
                          else _picked(info["group"], group) if info["group"]
                          else "the source" if several else f"none (one curve, named {loaded[0].name})"),
@@ -147,6 +157,34 @@ def prepare(sources: list[str] | str, *, studies: list[str] | None = None, metri
     name = loaded[0].name if not several else "_".join(t.name for t in loaded)[:60]
     return Prepared(groups, where, name, info["metric"], maximize,
                     "group" if group == STRATEGY else info["group"] or "group", columns, notes)
+
+
+def _studies_of(sources: list[str], studies: list[str] | None) -> list[tuple[str, list[str | None]]]:
+    """Each source with the studies to read from it: ``storage#study`` names its own; else, of several
+    storages and as many ``--study`` names, the i-th name is the i-th storage's; else every name is read
+    from each storage (one storage: each of its studies)."""
+    split = [(s.rsplit("#", 1) if "#" in s and _storage(s.rsplit("#", 1)[0]) else [s, None]) for s in sources]
+    storages = [i for i, (s, own) in enumerate(split) if _storage(s) and own is None]
+    paired = len(storages) > 1 and studies and len(studies) > 1
+    if paired and len(studies) != len(storages):
+        raise DataError(f"{', '.join(sources[i] for i in storages)}: {len(storages)} storages and {len(studies)} --study "
+                        "names: give one --study per storage, in order, or name each one's study as STORAGE#STUDY")
+    out = []
+    for i, (source, own) in enumerate(split):
+        if own is not None:
+            out.append((source, [own]))
+        elif i in storages:
+            out.append((source, [studies[storages.index(i)]] if paired else list(studies or [None])))
+        else:
+            out.append((source, [None]))
+    return out
+
+
+def _storage(source: str) -> bool:
+    """A source holding several studies (``--study`` picks one): an Optuna storage or journal, an MLflow store."""
+    path = Path(source)
+    return ("://" in source or source.lower().endswith(DATABASE_SUFFIXES) or (path.is_file() and is_journal(path))
+            or (path.is_dir() and is_mlflow_folder(path)))
 
 
 def _group(name: str, part: pd.DataFrame, timed: bool, where: str) -> Group:

@@ -64,3 +64,31 @@ def test_cli_reads_records_with_a_torn_line(tmp_path, capsys):
     assert main([str(path), "--out", str(tmp_path / "o.csv")]) == 0
     assert f"warning: {path}:2: skipping a line that is not JSON" in capsys.readouterr().err
     assert pd.read_csv(tmp_path / "o.csv").expected_max.tolist() == pytest.approx([0.6, 0.65])
+
+
+@pytest.mark.paperdata
+def test_syw_table_reads_the_authors_tsv_as_syw_curve_does(tmp_path, capsys):
+    """Issue 64: `syw table` on the authors' camera-ready TSV picks the group and score columns as `syw curve`
+    does, and its Eq. 8 column is `syw curve`'s."""
+    from syw.cli import main as syw
+    from tests.support.oracle import authors_file
+
+    path = authors_file("sst5_cnn_lr_search.tsv")
+    assert main([str(path), "--out", str(tmp_path / "t.csv")]) == 0
+    assert "score 'best_validation_accuracy'" in capsys.readouterr().err
+    assert syw(["curve", str(path), "--out", str(tmp_path / "c")]) == 0
+    table, curve = pd.read_csv(tmp_path / "t.csv"), pd.read_csv(tmp_path / "c" / "expected_max.csv")
+    column = table.columns[0]
+    assert column == curve.columns[0] and set(table[column]) == {"CNN", "LR"}
+    merged = table.merge(curve, on=[column, "n"], suffixes=("", "_curve"))
+    assert len(merged) == len(table) == len(curve)
+    assert merged.expected_max.to_numpy() == pytest.approx(merged.expected_max_curve.to_numpy(), abs=1e-12)
+
+
+def test_syw_table_without_a_group_column_is_one_group(tmp_path, capsys):
+    path = tmp_path / "sweep.csv"
+    path.write_text("lr,val_acc\n0.1,0.5\n0.01,0.7\n")
+    assert main([str(path)]) == 0
+    out = pd.read_csv(tmp_path / "sweep_expected_max.csv")
+    assert out.group.tolist() == ["sweep", "sweep"] and out.expected_max.tolist() == pytest.approx([0.6, 0.65])  # Eq. 8: 0.7 (3/4) + 0.5 (1/4)
+    assert "one group" in capsys.readouterr().err

@@ -221,7 +221,7 @@ def test_optuna_not_installed_says_how_to_install(tmp_path, monkeypatch, capsys)
     assert run_main(main, ["curve", f"sqlite:///{tmp_path}/x.db", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: sqlite:///{tmp_path}/x.db: reading an Optuna study needs optuna: "
-                          "pip install 'show-your-work[optuna]'") and "Traceback" not in err
+                          "pip install 'optuna>=3' (in a checkout: pip install '.[optuna]')") and "Traceback" not in err
 
 
 def trial_axis_changes(names: tuple[str, str], a: list[float], b: list[float]) -> list[str]:

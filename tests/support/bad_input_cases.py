@@ -342,7 +342,8 @@ CASES: list[Case] = [
     Case("syw-string-score", {"r.csv": CSV + "a,high\n"}, lambda t: cli("curve", f"{t}/r.csv", "--metric", "value"),
          2, r"^error: {t}/r\.csv: line 3: column 'value' holds 'high', not a finite number"),
     Case("syw-database-path-not-a-url", {"s.db": b"x"}, lambda t: cli("curve", f"{t}/s.db"),
-         2, r"^error: {t}/s\.db: a database file; give an Optuna study as its storage URL, sqlite:///{t}/s\.db"),
+         2, r"^error: {t}/s\.db: an SQLite file that is neither an Optuna storage \(no 'studies' table\) nor an MLflow "
+            r"tracking database \(no experiments, metrics, params, runs, tags table\); export the trials as CSV$"),
     Case("syw-x-time-without-durations", {"r.csv": CSV}, lambda t: cli("curve", f"{t}/r.csv", "--x", "time"),
          2, r"^error: {t}/r\.csv: --x time needs a training-time column; pass --duration COLUMN"),
     Case("syw-bands-without-bounds", {"r.csv": "family,value\na,5\na,7\n"},
@@ -371,7 +372,8 @@ CASES: list[Case] = [
          2, r"^error: sqlite:///{t}/s\.db: {t}/s\.db is not an SQLite database"),
     Case("syw-optuna-not-an-optuna-database", {"s.db": lambda: sqlite_bytes("CREATE TABLE runs (x REAL)")},
          lambda t: cli("curve", f"sqlite:///{t}/s.db"),
-         2, r"^error: sqlite:///{t}/s\.db: not an Optuna storage \(no 'studies' table; tables: runs\)"),
+         2, r"^error: sqlite:///{t}/s\.db: not an Optuna storage \(no 'studies' table\) nor an MLflow tracking database "
+            r"\(no experiments, metrics, params, tags table\); export the trials as CSV$"),
     # --- ELMo sources and the biLM pretraining text (syw.models.elmo.sources, .checksum, data.bilm_corpus, syw pretrain-bilm) ---
     Case("elmo-bilm-folder-missing", {}, lambda t: call("syw.models.elmo.sources:resolve_elmo", "bilm/none", t / "d", t / "c"),
          DataMissingError, r"^biLM file {t}/c/bilm/none/options\.json not found: train it with `"

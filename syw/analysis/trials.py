@@ -1,0 +1,36 @@
+"""The trials of one source as :func:`syw.analysis.inputs.load_trials` returns them, and the table
+the readers of per-step logs (MLflow, W&B, Lightning, TensorBoard) share: one row a logged step."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+
+@dataclass
+class Trials:
+    """The rows of one source. ``frame``'s index says where each row comes from (``line 3``, ``trial 4``)."""
+
+    frame: pd.DataFrame
+    source: str  # the file, folder or storage URL, as messages name it
+    name: str  # the curve's name when no column splits the trials into groups
+    directions: dict[str, str] = field(default_factory=dict)  # column -> "max"/"min" the source declares
+    preferred: str | None = None  # the source's own score column (an Optuna study's value)
+    notes: list[str] = field(default_factory=list)
+    reports: bool = False  # one row a reported result (Ray Tune): reduce with :func:`per_trial`
+    strategy: str | None = None  # the adaptive search that chose the trials (analysis.adaptive); None: random
+
+
+def step_rows(runs: list[dict], source: str, name: str, **kwargs) -> Trials:
+    """One row per logged step of each run, for :func:`syw.analysis.inputs.per_trial` to reduce to one a trial
+    (its best or last score). ``runs``, in the order the runs started, hold ``trial`` (the run's name),
+    ``label`` (where it is, as messages name it), ``status``, ``fields`` (its hyperparameters and other
+    values, one column each) and ``steps`` (a list of ``{metric: value}`` mappings, one per step);
+    a run that logged no step is one row of its fields."""
+    rows, labels = [], []
+    for index, run in enumerate(runs, start=1):
+        base = {**run["fields"], "trial": run["trial"], "trial_index": index, "status": run["status"]}
+        for number, step in enumerate(run["steps"] or [{}], start=1):
+            rows.append({**base, **step})
+            labels.append(f"{run['label']}, step {number}" if run["steps"] else run["label"])
+    return Trials(pd.DataFrame(rows, index=labels), source, name, reports=True, **kwargs)
