@@ -138,13 +138,16 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
     return out
 
 
-def curve_of(group: Group, maximize: bool = True) -> Curve:
-    """A random search's :class:`Curve`: Eq. 8, its SD (Eq. 9's spread) and the unbiased estimate at n = 1..N;
-    the one curve every figure, table, verdict, README and ``syw curve`` reads (:func:`build` adds the rest)."""
-    ns = np.arange(1, group.scores.size + 1)
+def curve_of(group: Group, maximize: bool = True, n_max: int | None = None) -> Curve:
+    """A random search's :class:`Curve`: Eq. 8, its SD (Eq. 9's spread) and the unbiased estimate at n = 1..N
+    (to ``n_max`` when given: Eq. 8 is defined past N, the unbiased estimate is not and is NaN there); the one
+    curve every figure, table, verdict, README and ``syw curve`` reads (:func:`build` adds the rest)."""
+    big_n = group.scores.size
+    ns = np.arange(1, (n_max or big_n) + 1)
+    unbiased = np.full(ns.size, np.nan)
+    unbiased[: min(big_n, ns.size)] = expected_max_unbiased(group.scores, ns[ns <= big_n], maximize=maximize)
     return Curve(group.name, group.label, group.scores, group.durations, expected_max(group.scores, ns, maximize=maximize),
-                 expected_max_std(group.scores, ns, maximize=maximize),
-                 expected_max_unbiased(group.scores, ns, maximize=maximize), None, None)
+                 expected_max_std(group.scores, ns, maximize=maximize), unbiased, None, None)
 
 
 def adaptive_curve(group: Group, maximize: bool) -> Curve:

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from syw.analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
+from syw.analysis.curves import curve_of
+from syw.analysis.group import Group
 from syw.analysis.rows import finished
 from syw.core.errors import DataError
 from syw.core.records import iter_records
@@ -137,16 +138,10 @@ def curve_table(
         raise ValueError(f"the largest budget n must be at least 1, got {max_n}")
     rows = []
     for name, (scores, durations) in split_groups(frame, group, metric, duration).items():
-        big_n = scores.size
-        ns = np.arange(1, (max_n or big_n) + 1)
-        mean, std = expected_max(scores, ns, maximize=maximize), expected_max_std(scores, ns, maximize=maximize)
-        unbiased = np.full(ns.size, np.nan)
-        inside = ns <= big_n
-        unbiased[inside] = expected_max_unbiased(scores, ns[inside], maximize=maximize)
-        block = pd.DataFrame(
-            {group: name, "n": ns, "N": big_n, "expected_max": mean, "spread_sd": std, "unbiased": unbiased}
-        )
+        c = curve_of(Group(str(name), scores, durations), maximize, max_n)
+        block = pd.DataFrame({group: name, "n": c.ns, "N": scores.size, "expected_max": c.mean, "spread_sd": c.sd,
+                              "unbiased": c.unbiased})
         if duration:
-            block["seconds"] = ns * durations.mean()
+            block["seconds"] = c.ns * c.mean_duration
         rows.append(block)
     return pd.concat(rows, ignore_index=True)
