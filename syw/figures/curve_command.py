@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from syw.analysis.bands import curve_name, parse_statistic, statistic_name
+from syw.analysis.bands import parse_statistic, statistic_name
 from syw.analysis.compare import difference_table
-from syw.analysis.curves import Options, band_bounds, budgets, build, comparisons, cost_table, leader_changes, table
+from syw.analysis.curves import Options, band_bounds, cost_table
 from syw.analysis.forecast import MODELS, VERDICT
-from syw.analysis.prepare import check_targets, prepare
-from syw.analysis.report import build as report
+from syw.analysis.prepare import check_targets
 from syw.analysis.rows import POLICIES
 from syw.core.entry import check_writable, naming, positive_int, run_main
+from syw.figures.api import GROUP, Curves, curves, read
 
 DESCRIPTION = """\
 The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,
@@ -186,25 +187,26 @@ def _folder(args: argparse.Namespace, name: str) -> Path:
     return folder
 
 
-def _tables(curves: list, diffs: list, options: Options, folder: Path, group_column: str) -> list[Path]:
-    """The curves (and the differences, the cost curves) as CSV; returns the files written."""
+def _tables(result: Curves, diffs: list, options: Options, folder: Path) -> list[Path]:
+    """The curves (and the differences, the cost curves) as CSV, the groups in column ``group``; returns the
+    files written."""
     folder.mkdir(exist_ok=True)
     written = [folder / "expected_max.csv"]
-    table(curves, group_column).to_csv(written[0], index=False, float_format="%.10g")
+    result.table().to_csv(written[0], index=False, float_format="%.10g")
     if diffs:
         written.append(folder / "difference.csv")
         difference_table(diffs).to_csv(written[-1], index=False, float_format="%.10g")
     if options.workers:
         written.append(folder / "cost_curve.csv")
-        cost_table(curves, group_column).to_csv(written[-1], index=False, float_format="%.10g")
+        cost_table(result.curves, GROUP).to_csv(written[-1], index=False, float_format="%.10g")
     return written
 
 
-def _figures(args: argparse.Namespace, prepared, curves: list, diffs: list, bounds, folder: Path,
-             cost: bool) -> list[Path]:
+def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, folder: Path, cost: bool) -> list[Path]:
     """The curve figure (or the cost figure) and, for two groups or ``--compare``, the difference figure."""
     from syw.figures.curves import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
 
+    prepared, curves = result.prepared, result.curves
     band_label = (f"dashed: {args.confidence:.0%} simultaneous confidence band (opda, {args.band_method}, "
                   f"scores in [{bounds[0]:g}, {bounds[1]:g}])" if bounds else None)
     forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
@@ -215,7 +217,7 @@ def _figures(args: argparse.Namespace, prepared, curves: list, diffs: list, boun
                           maximize=prepared.maximize)
     else:
         paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
-                            ylabel=args.ylabel or f"{curve_name(args.statistic)}: {prepared.metric}", x=args.x,
+                            ylabel=args.ylabel or result.ylabel(), x=args.x,
                             log_x=args.log_x, sd=args.sd, targets=args.target, maximize=prepared.maximize,
                             band_label=band_label, forecast_label=forecast_label)
     if diffs and (args.compare or len(curves) == 2):
@@ -226,33 +228,31 @@ def _figures(args: argparse.Namespace, prepared, curves: list, diffs: list, boun
 
 
 def curve(args: argparse.Namespace) -> int:
-    """``syw curve``: read the trials, check the options, compute, write the tables, figures and report."""
-    prepared = prepare(args.trials, studies=args.study, metric=args.metric, group=args.group, duration=args.duration,
-                       given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test)
+    """``syw curve``: read the trials, check the options, compute (``syw.figures.api``), write the tables,
+    figures and report."""
+    prepared = read(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
+                    maximize=None if args.direction is None else args.direction == "max", pick=args.pick,
+                    failed=args.failed, test=args.test)
     _check(args, prepared)
-    maximize, notes, options = prepared.maximize, prepared.notes, _options(args, prepared.maximize)
+    options = _options(args, prepared.maximize)
     bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
     folder = _folder(args, prepared.name)
     if args.forecast:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)
-    curves = build(prepared.groups, options, prepared.source)
-    reach = budgets(curves, args.target, maximize)
-    changes = leader_changes(curves, maximize)
-    diffs, diff_notes = comparisons(curves, options, prepared.source, tuple(args.compare) if args.compare else None)
-    notes += diff_notes
-    written = _tables(curves, diffs, options, folder, prepared.group_column)
+    result = curves(prepared, options=options)
+    diffs, notes = result.differences(tuple(args.compare) if args.compare else None)
+    written = _tables(result, diffs, options, folder)
     from syw.figures.plot import drawable  # matplotlib only when drawing
 
     notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
-              "(a font such as Noto Sans CJK would)" for name, label in drawable([g.name for g in prepared.groups])[0].items()
+              "(a font such as Noto Sans CJK would)" for name, label in drawable(result.names)[0].items()
               if label != name]
-    paths = _figures(args, prepared, curves, diffs, bounds, folder, cost=bool(options.workers))
+    paths = _figures(args, result, diffs, bounds, folder, cost=bool(options.workers))
     files = list(map(str, written + paths)) + [str(folder / "report.md")]
-    text = report(curves, source=prepared.source, columns=prepared.columns, notes=notes, options=options, budgets=reach,
-                  changes=changes, bounds=bounds, files=files, differences=diffs)
+    text = replace(result, notes=notes).report(args.target, differences=diffs, files=files)
     (folder / "report.md").write_text(text)
-    for note in notes:
+    for note in prepared.notes + notes:
         print(f"note: {prepared.source}: {note}", file=sys.stderr)
     print(text.split("## How each number")[0].rstrip())
     if args.forecast:

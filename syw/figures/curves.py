@@ -148,11 +148,14 @@ def _x_axis(ax, x: str, log_x: bool) -> None:
     ax.set_xlabel("Training time (n trials × the group's mean duration)" if x == "time" else "Hyperparameter assignments (n)")
 
 
-def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: str, ylabel: str, x: str,
-          log_x: bool, sd: bool, targets, maximize: bool, band_label: str | None,
-          forecast_label: str | None) -> list[Path]:
+def plot_on(ax, curves: list[Curve], *, x: str = "trials", log_x: bool = False, sd: bool = True,
+            targets: list[tuple[float, str]] = (), maximize: bool = True, band_label: str | None = None,
+            forecast_label: str | None = None, shown: dict[str, str] | None = None) -> list:
+    """Draw every group's curve (Eq. 8, or the quantile curve) on ``ax``, with its shading, bands, forecast
+    and targets; the y range fits what is drawn. Returns the legend entries beyond the curves' own lines
+    (targets, what the shading and line styles mean). ``shown``: the name drawn for each group."""
+    shown = shown or {c.name: c.name for c in curves}
     styles = colours([c.name for c in curves])
-    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
     extent = _Extent()
     for c in curves:
         _plot_curve(ax, c, styles[c.name], shown[c.name], x=x, sd=sd, maximize=maximize, extent=extent)
@@ -161,9 +164,18 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
     fit_y(ax, min(extent.lows), max(extent.highs), [(target, "0.35") for target, _ in targets])
     end_at_trials(ax, extent.ends)
     _x_axis(ax, x, log_x)
+    ax.grid(alpha=0.3, lw=0.5)
+    return extra
+
+
+def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: str, ylabel: str, x: str,
+          log_x: bool, sd: bool, targets, maximize: bool, band_label: str | None,
+          forecast_label: str | None) -> list[Path]:
+    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
+    extra = plot_on(ax, curves, x=x, log_x=log_x, sd=sd, targets=targets, maximize=maximize, band_label=band_label,
+                    forecast_label=forecast_label, shown=shown)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3, lw=0.5)
     return finish(fig, ax, out_stem, extra)
 
 
