@@ -107,24 +107,35 @@ class Curves:
         """Per group and target: the first n whose curve reaches it (``syw.analysis.curves.budgets``)."""
         return budgets(self.curves, _targets(targets), self.prepared.maximize)
 
+    def metric_name(self) -> str:
+        """The score in words: its column's name, or "validation value" for an Optuna study's ``value``."""
+        metric = self.prepared.metric
+        return "validation value" if metric == "value" or metric.startswith("value_") else metric
+
     def ylabel(self) -> str:
-        """The y axis label: what the curve is, of the score column's name."""
-        return f"{curve_name(self.options.q)}: {self.prepared.metric}"
+        """The y axis label: what the curve is (Eq. 8: "Expected best"), of the score: "Expected best val_acc"."""
+        return f"{curve_name(self.options.q).removesuffix(' of n')} {self.metric_name()}"
+
+    def title(self) -> str:
+        """The figure's default title, from the score's name."""
+        return f"Expected validation performance: {self.metric_name()}"
 
     def draw(self, ax=None, *, x: str = "trials", log_x: bool = False, sd: bool = True,
-             targets: Sequence[float | tuple[float, str]] = (), title: str | None = None, legend: bool = True):
+             targets: Sequence[float | tuple[float, str]] = (), title: str | None = None, legend: bool = True,
+             ylim: tuple[float, float] | None = None, labels: Mapping[str, str] | None = None):
         """Draw every group's curve on ``ax`` (a new figure's when None), shaded ±1 SD (Eq. 8's spread,
-        clipped to the observed scores); ``x``: ``trials`` or ``time`` (n times the group's mean duration).
-        Returns the axes."""
-        from syw.figures.curves import plot_on  # matplotlib only when drawing
+        clipped to the observed scores); ``x``: ``trials`` or ``time`` (n times the group's mean duration);
+        ``ylim`` fixes the y axis; ``labels`` renames groups (group -> label). Returns the axes."""
+        from syw.figures.curves import plot_on, shown_names  # matplotlib only when drawing
         from syw.figures.plot import plt
 
         if ax is None:
             ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")[1]
+        shown = shown_names(self.names, dict(labels or {}))[0]
         extra = plot_on(ax, self.curves, x=x, log_x=log_x, sd=sd, targets=_targets(targets),
-                        maximize=self.prepared.maximize)
+                        maximize=self.prepared.maximize, shown=shown, ylim=ylim)
         ax.set_ylabel(self.ylabel())
-        ax.set_title(self.prepared.name if title is None else title, fontsize=9)
+        ax.set_title(self.title() if title is None else title, fontsize=9)
         if legend:
             handles, labels = ax.get_legend_handles_labels()
             ax.legend(handles + [getattr(h, "handles", h) for h in extra], labels + [h.get_label() for h in extra],

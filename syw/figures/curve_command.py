@@ -61,6 +61,13 @@ def _target(text: str) -> tuple[float, str]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a target: use a number, e.g. 0.9 or 0.9=why") from None
 
 
+def _label(text: str) -> tuple[str, str]:
+    old, sep, new = text.partition("=")
+    if not sep or not old or not new:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a relabelling: use OLD=NEW, e.g. svc-random=SVC")
+    return old, new
+
+
 def _statistic(text: str):
     try:
         return parse_statistic(text)
@@ -143,14 +150,28 @@ def parser() -> argparse.ArgumentParser:
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, help="folder for expected_max.csv, curve.png, curve.pdf, report.md "
                      "(default: <trials>_syw/ beside the trials; for a storage URL, <study>_syw/ here)")
-    out.add_argument("--title", help="the figure's title (default: the source's name)")
-    out.add_argument("--ylabel", help="the y axis label (default: Expected best of n: <score column>)")
+    out.add_argument("--title", help="the figure's title (default: Expected validation performance: <score>)")
+    out.add_argument("--ylabel", help="the y axis label (default: Expected best <score>; an Optuna study's value "
+                     "is the validation value)")
+    out.add_argument("--label", type=_label, action="append", default=[], metavar="OLD=NEW",
+                     help="call group OLD NEW in the figure; repeatable")
+    out.add_argument("--ylim", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                     help="the y axis's range (default: what is drawn), e.g. to show a crossover a weak group squeezes")
+    out.add_argument("--size", choices=("column", "page"),
+                     help="the figure's width for a paper: column (3.3 in, one column of a two-column template) or "
+                          "page (6.9 in, the full text width); fonts are embedded (TrueType)")
     return top
 
 
 def _check(args: argparse.Namespace, prepared) -> None:
     """Options that contradict each other or the trials, refused before anything is computed."""
     check_targets(args.target, prepared)
+    names = [g.name for g in prepared.groups]
+    if unknown := [old for old, _ in args.label if old not in names]:
+        raise ValueError(f"{prepared.source}: --label names {', '.join(map(repr, unknown))}, not a group here "
+                         f"(groups: {', '.join(names)})")
+    if args.ylim and not args.ylim[0] < args.ylim[1]:
+        raise ValueError(f"{prepared.source}: --ylim {args.ylim[0]:g} {args.ylim[1]:g}: LOW must be below HIGH")
     if args.x == "cost" and args.statistic is not None:
         raise ValueError(f"{prepared.source}: --x cost draws the mean best within a time; leave out --statistic "
                          f"{statistic_name(args.statistic)} or --x cost")
@@ -212,14 +233,15 @@ def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, fold
     forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
                       "bootstrap interval (not recommended: see report)" if args.forecast else None)
     if cost:
-        paths = draw_cost(curves, folder / "curve", title=args.title or prepared.name, ylabel=args.ylabel or
-                          f"Expected best by then: {prepared.metric}", sd=args.sd, targets=args.target,
+        paths = draw_cost(curves, folder / "curve", title=args.title or result.title(), ylabel=args.ylabel or
+                          f"Expected best {result.metric_name()} by then", sd=args.sd, targets=args.target,
                           maximize=prepared.maximize)
     else:
-        paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
+        paths = draw_curves(curves, folder / "curve", title=args.title or result.title(),
                             ylabel=args.ylabel or result.ylabel(), x=args.x,
                             log_x=args.log_x, sd=args.sd, targets=args.target, maximize=prepared.maximize,
-                            band_label=band_label, forecast_label=forecast_label)
+                            band_label=band_label, forecast_label=forecast_label, size=args.size or "default",
+                            ylim=tuple(args.ylim) if args.ylim else None, labels=dict(args.label))
     if diffs and (args.compare or len(curves) == 2):
         what = "expected best" if args.statistic is None else f"{statistic_name(args.statistic)} of the best"
         paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
