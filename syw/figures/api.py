@@ -22,6 +22,7 @@ from syw.analysis.bands import Statistic, curve_name
 from syw.analysis.compare import Difference
 from syw.analysis.curves import Curve, Options, band_bounds, budgets, build, comparisons, leader_changes, table
 from syw.analysis.inputs import Trials
+from syw.analysis.latex import comparison_table, expected_max_table
 from syw.analysis.prepare import Prepared, prepare
 from syw.analysis.report import build as report_text
 from syw.core.errors import DataError
@@ -141,6 +142,15 @@ class Curves:
             ax.legend(handles + [getattr(h, "handles", h) for h in extra], labels + [h.get_label() for h in extra],
                       fontsize=7)
         return ax
+
+    def latex(self, budgets: Sequence[int] | None = None, differences: list[Difference] | None = None) -> str:
+        """The expected-max table (Eq. 8 ± its SD at ``budgets``; default 1, 5, 10 and each group's N) and, when
+        there are comparisons (every pair unless ``differences`` are given), their table: booktabs LaTeX."""
+        sizes = {c.scores.size for c in self.curves}
+        shown = sorted(budgets or {n for n in (1, 5, 10) if n <= max(sizes)} | sizes)
+        if differences is None:
+            differences = self.differences()[0]
+        return expected_max_table(self.curves, shown) + ("\n" + comparison_table(differences) if differences else "")
 
     def report(self, targets: Sequence[float | tuple[float, str]] = (), *, differences: list[Difference] | None = None,
                files: Sequence[str] = ()) -> str:

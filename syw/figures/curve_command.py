@@ -150,6 +150,8 @@ def parser() -> argparse.ArgumentParser:
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, help="folder for expected_max.csv, curve.png, curve.pdf, report.md "
                      "(default: <trials>_syw/ beside the trials; for a storage URL, <study>_syw/ here)")
+    out.add_argument("--latex", action="store_true", help="also write tables.tex: the expected-max table (Eq. 8 ± "
+                     "SD at n = 1, 5, 10 and each N) and the comparisons, as booktabs LaTeX tabulars")
     out.add_argument("--title", help="the figure's title (default: Expected validation performance: <score>)")
     out.add_argument("--ylabel", help="the y axis label (default: Expected best <score>; an Optuna study's value "
                      "is the validation value)")
@@ -265,6 +267,9 @@ def curve(args: argparse.Namespace) -> int:
     result = curves(prepared, options=options)
     diffs, notes = result.differences(tuple(args.compare) if args.compare else None)
     written = _tables(result, diffs, options, folder)
+    if args.latex:
+        written.append(folder / "tables.tex")
+        written[-1].write_text(result.latex(differences=diffs))
     from syw.figures.plot import drawable  # matplotlib only when drawing
 
     notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
