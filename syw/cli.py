@@ -26,22 +26,13 @@ def _figures(what: str) -> Callable[[list[str]], list[str]]:
     return lambda argv: [what, *argv]
 
 
-def _figure(argv: list[str]) -> list[str]:
-    """``syw fig 1 ...`` is ``python -m syw.figures fig1 ...``; any other word goes to it as it is
-    (``syw fig budgets`` is ``syw budgets``; an unknown one gets argparse's list of choices)."""
-    if not argv or argv[0].startswith("-"):
-        return ["--help"] if argv and argv[0] in ("-h", "--help") else ["fig"]  # argparse names the choices
-    number = argv[0].removeprefix("fig")
-    return [f"fig{number}" if number.isdigit() else argv[0], *argv[1:]]
-
-
 COMMANDS: dict[str, Command] = {
     "curve": Command("figures.curve_command", "expected-max curves, figure and report of anyone's trials (light)",
                      _figures("curve")),
     "table": Command("analysis.__main__", "the expected-max table of a records file, printed and written (light)"),
     "run": Command("experiments.run", "run a study: syw run study=sst5 [family=cnn trials=20 ...]", hydra=True),
     "reseed": Command("experiments.reseed", "rerun a family's best assignments with new seeds", hydra=True),
-    "fig": Command("figures.__main__", "draw a figure of the paper: syw fig 1 [--source paper] [--variant as_run]", _figure),
+    "fig": Command("figures.__main__", "draw a figure of the paper: syw fig 1 [--source paper] [--variant as_run]", _figures("fig")),
     "budgets": Command("figures.__main__", "the budget tables of Figures 1-5", _figures("budgets")),
     "report": Command("figures.__main__", "a study's reporting checklist (Markdown and LaTeX)", _figures("report")),
     "readme": Command("figures.__main__", "rewrite (or --check) the numbers of the READMEs from the records", _figures("readme")),
@@ -79,17 +70,18 @@ def _dispatch(args: list[str]) -> int:
     command = COMMANDS[name]
     try:
         module = importlib.import_module(f"syw.{command.module}")
-    except ModuleNotFoundError as err:  # the light install lacks the suite's dependencies
-        if (err.name or "syw").split(".")[0] == "syw":
+        if command.hydra:
+            if "-h" in rest or "--help" in rest:  # what the command does, before Hydra's list of overrides
+                print(f"usage: {module.USAGE}\n\n{module.DESCRIPTION}\n\nThe overrides (Hydra's help):\n", flush=True)
+            sys.argv = [f"syw {name}", *command.forward(rest)]
+            module.main()
+            return 0
+        return module.main(command.forward(rest))
+    except ModuleNotFoundError as err:  # the light install lacks the suite's dependencies, imported on the way
+        if isinstance(err, MissingExtra) or (err.name or "syw").split(".")[0] == "syw":
             raise
         raise MissingExtra(f"syw {name} needs {err.name!r}, part of the full suite: pip install 'show-your-work[suite]'",
                            name=err.name) from None
-    if command.hydra:
-        sys.argv = [f"syw {name}", *command.forward(rest)]
-        module.main()
-        return 0
-    return module.main(command.forward(rest))
-
 
 if __name__ == "__main__":
     sys.exit(main())

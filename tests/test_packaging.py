@@ -14,14 +14,9 @@ import pytest
 import tomllib
 
 from syw.core.paths import REPO
+from tests.support.light import BLOCK
 
 pytestmark = pytest.mark.slow
-SUITE_ONLY = ("torch", "ray", "hydra", "omegaconf", "spacy", "sklearn", "optuna", "h5py", "pyarrow")
-# Run before anything else in the child: the full suite's dependencies cannot be imported.
-BLOCK = ("import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
-         f"        if name.split('.')[0] in {SUITE_ONLY!r}:\n"
-         "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
-         "sys.meta_path.insert(0, Block())\n")
 
 
 def tracked(pattern: str) -> list[str]:

@@ -116,16 +116,19 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
     return out, info
 
 
-def prepare(sources: list[str] | str, *, studies: list[str] | None = None, metric: str | None = None,
+def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | None = None, metric: str | None = None,
             group: str | None = None, duration: str | None = None, given_direction: str | None = None,
             pick: str = "best", failed: str = "drop", test: str | None = None) -> Prepared:
-    """Read every source (``syw.analysis.inputs.load_trials``; each study of a storage) and form the groups."""
-    sources = [sources] if isinstance(sources, str) else list(sources)
+    """Read every source (``syw.analysis.inputs.load_trials``; each study of a storage; a :class:`Trials`
+    as it is, e.g. a DataFrame of the Python API) and form the groups."""
+    sources = [sources] if isinstance(sources, (str, Trials)) else list(sources)
     options = dict(metric=metric, group=group, duration=duration, direction=given_direction, pick=pick, failed=failed,
                    test=test)
     loaded = []
-    for source, named in _studies_of(sources, studies):
+    given = [s for s in sources if isinstance(s, Trials)]  # already read (a DataFrame of the Python API)
+    for source, named in _studies_of([s for s in sources if not isinstance(s, Trials)], studies):
         loaded += [load_trials(source, study=study) for study in named]
+    loaded = given + loaded
     parts = [(t, *_standard(t, options)) for t in loaded]
     where = ", ".join(t.source for t in loaded)
     if len({info["maximize"] for _, _, info in parts}) > 1:

@@ -5,12 +5,16 @@ import math
 
 
 def human_duration(seconds: float | None) -> str:
-    """``"42 s"``, ``"3.5 min"``, ``"1.2 h"`` or ``"2.0 d"``; ``"-"`` when unknown (None or not finite)."""
+    """``"250 ms"``, ``"42 s"``, ``"3.5 min"``, ``"1.2 h"`` or ``"2.0 d"``; ``"-"`` when unknown (None or not
+    finite). Under a second in milliseconds (two significant digits under 10 ms), so no time prints as 0 s."""
     if seconds is None or not math.isfinite(seconds):
         return "-"
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
             return f"{seconds / size:.1f} {unit}"
+    if 0 < seconds < 0.9995:
+        ms = seconds * 1000
+        return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.2g} ms"
     return f"{seconds:.0f} s"
 
 

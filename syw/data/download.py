@@ -98,9 +98,13 @@ def check(data_dir: Path, dataset: str) -> Iterator[str]:
         yield f"{split}: {path} {len(tokens):,} tokens, {algorithm} ok"
 
 
+DESCRIPTION = """\
+Download a data set into --data-dir and verify its files: sst (the Stanford Sentiment Treebank of
+Figures 1 and 2) or the language-model corpora of case study 5, ptb (Penn Treebank) and wikitext-2."""  # what --help says, in plain text
+
 def main(argv: list[str] | None = None) -> int:
     """``syw download DATASET --data-dir DIR``; bad input raises (:func:`syw.core.entry.run_main`)."""
-    parser = argparse.ArgumentParser(prog="syw download", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="syw download", description=DESCRIPTION)
     parser.add_argument("dataset", choices=["sst", *lm.CORPORA])
     parser.add_argument("--data-dir", type=Path, required=True)
     args = parser.parse_args(argv)

@@ -131,8 +131,14 @@ def compare(first: Path, second: Path, names: tuple[str, str] = ("first", "secon
     return "\n".join(out)
 
 
+DESCRIPTION = """\
+Compare two runs of one study trial by trial: whether they drew the same assignments and scores, the
+differences of each trial's score, the expected-max curves (Eq. 8) at n = 1, 10 and N with their largest
+gap, where one family overtakes another in each run, and each run's wall time and hardware. The report
+is printed, or written to --out."""  # what --help says, in plain text
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw compare", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="syw compare", description=DESCRIPTION)
     parser.add_argument("first", type=Path, help="a study folder of records, e.g. results/sst5")
     parser.add_argument("second", type=Path, help="another run of the same study")
     parser.add_argument("--names", nargs=2, default=("first", "second"), help="what to call the two runs")

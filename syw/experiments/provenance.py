@@ -142,9 +142,13 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
     return "\n".join(out + _data_lines(every[0]["study"], data_dir)) + "\n"
 
 
+DESCRIPTION = """\
+Write the study folder's PROVENANCE.md: the commands, commits and machines that produced its records,
+and the data files its trials read (looked up in --data-dir)."""  # what --help says, in plain text
+
 def main(argv: list[str] | None = None) -> int:
     """Write the study folder's PROVENANCE.md (bad input raises; :func:`syw.core.entry.run_main` makes it one line)."""
-    parser = argparse.ArgumentParser(prog="syw provenance", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="syw provenance", description=DESCRIPTION)
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
     args = parser.parse_args(argv)

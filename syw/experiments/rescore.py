@@ -173,9 +173,14 @@ def rescore(study_dir: Path, data_dir: Path, cache_dir: Path | None, trial: int 
             "questions": len(dev), "subset_questions": len(subset), "seconds": seconds, "predictions": out}
 
 
+DESCRIPTION = """\
+Score a BiDAF trial of a reduced SQuAD study on the whole dev set: read the best trial's checkpoint (or
+--trial's), predict every dev question, write the predictions, and print exact match and F1 on all dev
+questions and on the subset the trial was selected on (which must reproduce the recorded value)."""  # what --help says, in plain text
+
 def main(argv: list[str] | None = None) -> int:
     """Rescore and print (bad input raises; :func:`syw.core.entry.run_main` makes it one line)."""
-    parser = argparse.ArgumentParser(prog="syw rescore", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="syw rescore", description=DESCRIPTION)
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--trial", type=int, help="the trial to score (default: the best ok one)")
     parser.add_argument("--family", help="the records file's family (default: the folder's only one)")

@@ -136,6 +136,13 @@ def prepare(cfg: DictConfig) -> dict[str, tuple[Family, list[dict[str, Any]]]]:
     return todo
 
 
+USAGE = "syw reseed study=NAME [family=F] reseed.best=K reseed.seeds=M [other overrides]"
+DESCRIPTION = """\
+Rerun a family's K best assignments with M new training seeds each (Melis et al. 2018, section 7.2), to
+see how much of the gap between families a seed alone makes. The reruns' records go to
+results/<study>/reseed/, and the same command resumes; syw seeds reports their spread."""  # what --help says
+
+
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
     with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError):

@@ -178,6 +178,14 @@ def run_all(cfg: DictConfig, plan: Plan, resources: dict, commit: str) -> None:
         interrupted = run_adaptive(cfg, family, resources, commit)
 
 
+USAGE = "syw run study=NAME [family=F] [trials=N] [dry_run=true] [other overrides]"
+DESCRIPTION = """\
+Run a study's seeded random search (or an adaptive tuner's) on Ray Tune: check the study, its families
+and any existing records, then train every trial without a record and append one record per finished
+trial to results/<study>/<family>.jsonl, so the same command resumes a stopped run. dry_run=true checks
+and prints the assignments and trains nothing."""  # what --help says before Hydra's overrides
+
+
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def main(cfg: DictConfig) -> None:
     with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError):  # a replay file is data too

@@ -1,4 +1,4 @@
-"""``syw fig 1|fig2|fig3|fig4|fig5|budgets|report [--source ours|paper] [--variant as_run]``;
+"""``syw fig 1|2|3|4|5``, ``syw budgets|report [--source ours|paper] [--variant as_run]``;
 ``syw readme [--study S] [--check]`` (the READMEs' numbers, :mod:`syw.figures.study_readme`);
 ``syw sensitivity|seeds --study S [--family F]`` (the score against each searched
 hyperparameter, :mod:`syw.figures.sensitivity`; seed reruns' spread beside family gaps, :mod:`syw.figures.seeds`).
@@ -72,21 +72,71 @@ def paper_or_why(spec: FigureSpec) -> list | str:
         return str(err).replace(f"{REPO}/", "")
 
 
+WORDS = {
+    "fig": "Draw a figure of the paper (1 to 5) from our trial records or, with --source paper, from the authors' "
+           "published trials, as PDF and PNG in --out.",
+    "budgets": "Write the budget tables of Figures 1-5: the trials (and training time) each family needs to reach the "
+               "scores the paper reports, from our records or, with --source paper, the authors' trials.",
+    "report": "Write a study's reporting checklist (section 5 of the paper: the search, its budget and the expected "
+              "validation performance) in Markdown and LaTeX from its records.",
+    "readme": "Rewrite the numbers marked in the READMEs (README.md, docs/ and results/<study>/README.md) from the "
+              "records; with --check, write nothing and exit 1 when one of them differs.",
+    "sensitivity": "Draw a study's validation score against each hyperparameter it searched, a figure per family.",
+    "seeds": "Write the spread of a study's seed reruns (syw reseed) beside the gaps between its families.",
+}
+FIGURE_WORDS = ("fig1", "fig2", "fig3", "fig4", "fig5")
+
+
+def _figure_number(text: str) -> str:
+    """``1`` or ``fig1`` -> ``fig1``; anything else is an error listing the figures."""
+    name = f"fig{text.removeprefix('fig')}"
+    if name in FIGURE_WORDS:
+        return name
+    listing = ", ".join([f"{n} ({spec.dataset})" for n, spec in FIGURES.items()] + ["5 (PTB, Melis et al. 2018)"])
+    raise argparse.ArgumentTypeError(f"there is no figure {text!r}; the figures are {listing}")
+
+
+def parser(what: str) -> argparse.ArgumentParser:
+    """The options of ``syw <what>`` (``fig``, ``budgets``, ...), each saying what it is for."""
+    p = argparse.ArgumentParser(prog=f"syw {what}", description=WORDS[what])
+    p.set_defaults(study=None, family=None, check=False, source="ours", variant=None, out=OUT, run_missing=False)
+    if what == "fig":
+        p.add_argument("figure", type=_figure_number, metavar="N", help="the figure: 1, 2, 3, 4 or 5")
+    if what in ("report", "readme", "sensitivity", "seeds"):
+        p.add_argument("--study", required=what in ("sensitivity", "seeds"),
+                       help={"report": "the study (default: Figure 1's, or its variant's)",
+                             "readme": "only results/<study>/README.md"}.get(what, "the study"))
+    if what == "sensitivity":
+        p.add_argument("--family", help="only this family of the study")
+    if what == "readme":
+        p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a README's numbers differ")
+    if what in ("fig", "budgets", "report"):
+        p.add_argument("--source", choices=["ours", "paper"], default="ours",
+                       help="our trial records (default) or the authors' published trials")
+        p.add_argument("--variant", help="a search-space variant, e.g. as_run (the study <study>_<variant>)")
+    p.add_argument("--results", type=Path, default=REPO / "results", help="the folder of our trial records")
+    if what != "readme":
+        p.add_argument("--out", type=Path, default=OUT, help="the folder written to (default: figures/)")
+    if what == "fig":
+        p.add_argument("--run-missing", action="store_true", help="run the study first when it has no records")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw fig", description=__doc__)
-    parser.add_argument("what", choices=[f"fig{n}" for n in FIGURES] + ["fig5", "budgets", "report", "readme", "sensitivity", "seeds"])
-    parser.add_argument("--study", default=None, help="report: the study (default: figure 1's, or its variant); "
-                                                       "readme: only results/<study>/README.md; sensitivity, seeds: the study")
-    parser.add_argument("--family", default=None, help="sensitivity: only this family of the study")
-    parser.add_argument("--check", action="store_true", help="readme: write nothing, exit 1 if a README's numbers differ")
-    parser.add_argument("--source", choices=["ours", "paper"], default="ours")
-    parser.add_argument("--variant", default=None, help="search-space variant, e.g. as_run (study <study>_<variant>)")
-    parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--run-missing", action="store_true", help="run the study first when it has no records")
-    args = parser.parse_args(argv)
-    if args.what in ("sensitivity", "seeds") and not args.study:
-        parser.error(f"{args.what} needs --study")
+    """``syw fig N``, ``syw budgets``, ... (also ``python -m syw.figures fig1``): draw or write what is asked."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0].startswith("fig") and argv[0] != "fig":
+        argv = ["fig", *argv]  # fig1 is fig 1
+    if argv[:1] == ["fig"] and len(argv) > 1 and argv[1] in WORDS:
+        argv = argv[1:]  # syw fig budgets is syw budgets
+    if not argv or argv[0] not in WORDS:
+        top = argparse.ArgumentParser(prog="python -m syw.figures", description="The paper's figures, budget tables, "
+                                      "reporting checklist and READMEs' numbers, from trial records.")
+        top.add_argument("what", choices=list(WORDS), help="; ".join(f"{w}: {d}" for w, d in WORDS.items()))
+        top.parse_args(argv[:1])
+        return 2
+    args = parser(argv[0]).parse_args(argv[1:])
+    args.what = args.figure if argv[0] == "fig" else argv[0]
     check_complete(args.results)  # what is drawn or written counts every record: one that does not parse stops it
     with naming(args.out):  # an OS error that names no file is about what is written there
         return _run(args)

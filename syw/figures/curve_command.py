@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from syw.analysis.bands import curve_name, parse_statistic, statistic_name
+from syw.analysis.bands import parse_statistic, statistic_name
 from syw.analysis.compare import difference_table
-from syw.analysis.curves import Options, band_bounds, budgets, build, comparisons, cost_table, leader_changes, table
+from syw.analysis.curves import Options, band_bounds, cost_table
 from syw.analysis.forecast import MODELS, VERDICT
-from syw.analysis.prepare import check_targets, prepare
-from syw.analysis.report import build as report
+from syw.analysis.prepare import check_targets
 from syw.analysis.rows import POLICIES
 from syw.core.entry import check_writable, naming, positive_int, run_main
+from syw.figures.api import GROUP, Curves, curves, read
 
 DESCRIPTION = """\
 The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,
@@ -58,6 +59,13 @@ def _target(text: str) -> tuple[float, str]:
         return float(value), note.strip()
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a target: use a number, e.g. 0.9 or 0.9=why") from None
+
+
+def _label(text: str) -> tuple[str, str]:
+    old, sep, new = text.partition("=")
+    if not sep or not old or not new:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a relabelling: use OLD=NEW, e.g. svc-random=SVC")
+    return old, new
 
 
 def _statistic(text: str):
@@ -142,14 +150,30 @@ def parser() -> argparse.ArgumentParser:
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, help="folder for expected_max.csv, curve.png, curve.pdf, report.md "
                      "(default: <trials>_syw/ beside the trials; for a storage URL, <study>_syw/ here)")
-    out.add_argument("--title", help="the figure's title (default: the source's name)")
-    out.add_argument("--ylabel", help="the y axis label (default: Expected best of n: <score column>)")
+    out.add_argument("--latex", action="store_true", help="also write tables.tex: the expected-max table (Eq. 8 ± "
+                     "SD at n = 1, 5, 10 and each N) and the comparisons, as booktabs LaTeX tabulars")
+    out.add_argument("--title", help="the figure's title (default: Expected validation performance: <score>)")
+    out.add_argument("--ylabel", help="the y axis label (default: Expected best <score>; an Optuna study's value "
+                     "is the validation value)")
+    out.add_argument("--label", type=_label, action="append", default=[], metavar="OLD=NEW",
+                     help="call group OLD NEW in the figure; repeatable")
+    out.add_argument("--ylim", type=float, nargs=2, metavar=("LOW", "HIGH"),
+                     help="the y axis's range (default: what is drawn), e.g. to show a crossover a weak group squeezes")
+    out.add_argument("--size", choices=("column", "page"),
+                     help="the figure's width for a paper: column (3.3 in, one column of a two-column template) or "
+                          "page (6.9 in, the full text width); fonts are embedded (TrueType)")
     return top
 
 
 def _check(args: argparse.Namespace, prepared) -> None:
     """Options that contradict each other or the trials, refused before anything is computed."""
     check_targets(args.target, prepared)
+    names = [g.name for g in prepared.groups]
+    if unknown := [old for old, _ in args.label if old not in names]:
+        raise ValueError(f"{prepared.source}: --label names {', '.join(map(repr, unknown))}, not a group here "
+                         f"(groups: {', '.join(names)})")
+    if args.ylim and not args.ylim[0] < args.ylim[1]:
+        raise ValueError(f"{prepared.source}: --ylim {args.ylim[0]:g} {args.ylim[1]:g}: LOW must be below HIGH")
     if args.x == "cost" and args.statistic is not None:
         raise ValueError(f"{prepared.source}: --x cost draws the mean best within a time; leave out --statistic "
                          f"{statistic_name(args.statistic)} or --x cost")
@@ -186,38 +210,40 @@ def _folder(args: argparse.Namespace, name: str) -> Path:
     return folder
 
 
-def _tables(curves: list, diffs: list, options: Options, folder: Path, group_column: str) -> list[Path]:
-    """The curves (and the differences, the cost curves) as CSV; returns the files written."""
+def _tables(result: Curves, diffs: list, options: Options, folder: Path) -> list[Path]:
+    """The curves (and the differences, the cost curves) as CSV, the groups in column ``group``; returns the
+    files written."""
     folder.mkdir(exist_ok=True)
     written = [folder / "expected_max.csv"]
-    table(curves, group_column).to_csv(written[0], index=False, float_format="%.10g")
+    result.table().to_csv(written[0], index=False, float_format="%.10g")
     if diffs:
         written.append(folder / "difference.csv")
         difference_table(diffs).to_csv(written[-1], index=False, float_format="%.10g")
     if options.workers:
         written.append(folder / "cost_curve.csv")
-        cost_table(curves, group_column).to_csv(written[-1], index=False, float_format="%.10g")
+        cost_table(result.curves, GROUP).to_csv(written[-1], index=False, float_format="%.10g")
     return written
 
 
-def _figures(args: argparse.Namespace, prepared, curves: list, diffs: list, bounds, folder: Path,
-             cost: bool) -> list[Path]:
+def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, folder: Path, cost: bool) -> list[Path]:
     """The curve figure (or the cost figure) and, for two groups or ``--compare``, the difference figure."""
     from syw.figures.curves import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
 
+    prepared, curves = result.prepared, result.curves
     band_label = (f"dashed: {args.confidence:.0%} simultaneous confidence band (opda, {args.band_method}, "
                   f"scores in [{bounds[0]:g}, {bounds[1]:g}])" if bounds else None)
     forecast_label = (f"dotted: {args.forecast_model} forecast past N, shaded {args.forecast_level:.0%} "
                       "bootstrap interval (not recommended: see report)" if args.forecast else None)
     if cost:
-        paths = draw_cost(curves, folder / "curve", title=args.title or prepared.name, ylabel=args.ylabel or
-                          f"Expected best by then: {prepared.metric}", sd=args.sd, targets=args.target,
+        paths = draw_cost(curves, folder / "curve", title=args.title or result.title(), ylabel=args.ylabel or
+                          f"Expected best {result.metric_name()} by then", sd=args.sd, targets=args.target,
                           maximize=prepared.maximize)
     else:
-        paths = draw_curves(curves, folder / "curve", title=args.title or prepared.name,
-                            ylabel=args.ylabel or f"{curve_name(args.statistic)}: {prepared.metric}", x=args.x,
+        paths = draw_curves(curves, folder / "curve", title=args.title or result.title(),
+                            ylabel=args.ylabel or result.ylabel(), x=args.x,
                             log_x=args.log_x, sd=args.sd, targets=args.target, maximize=prepared.maximize,
-                            band_label=band_label, forecast_label=forecast_label)
+                            band_label=band_label, forecast_label=forecast_label, size=args.size or "default",
+                            ylim=tuple(args.ylim) if args.ylim else None, labels=dict(args.label))
     if diffs and (args.compare or len(curves) == 2):
         what = "expected best" if args.statistic is None else f"{statistic_name(args.statistic)} of the best"
         paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
@@ -226,33 +252,34 @@ def _figures(args: argparse.Namespace, prepared, curves: list, diffs: list, boun
 
 
 def curve(args: argparse.Namespace) -> int:
-    """``syw curve``: read the trials, check the options, compute, write the tables, figures and report."""
-    prepared = prepare(args.trials, studies=args.study, metric=args.metric, group=args.group, duration=args.duration,
-                       given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test)
+    """``syw curve``: read the trials, check the options, compute (``syw.figures.api``), write the tables,
+    figures and report."""
+    prepared = read(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
+                    maximize=None if args.direction is None else args.direction == "max", pick=args.pick,
+                    failed=args.failed, test=args.test)
     _check(args, prepared)
-    maximize, notes, options = prepared.maximize, prepared.notes, _options(args, prepared.maximize)
+    options = _options(args, prepared.maximize)
     bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
     folder = _folder(args, prepared.name)
     if args.forecast:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)
-    curves = build(prepared.groups, options, prepared.source)
-    reach = budgets(curves, args.target, maximize)
-    changes = leader_changes(curves, maximize)
-    diffs, diff_notes = comparisons(curves, options, prepared.source, tuple(args.compare) if args.compare else None)
-    notes += diff_notes
-    written = _tables(curves, diffs, options, folder, prepared.group_column)
+    result = curves(prepared, options=options)
+    diffs, notes = result.differences(tuple(args.compare) if args.compare else None)
+    written = _tables(result, diffs, options, folder)
+    if args.latex:
+        written.append(folder / "tables.tex")
+        written[-1].write_text(result.latex(differences=diffs))
     from syw.figures.plot import drawable  # matplotlib only when drawing
 
     notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
-              "(a font such as Noto Sans CJK would)" for name, label in drawable([g.name for g in prepared.groups])[0].items()
+              "(a font such as Noto Sans CJK would)" for name, label in drawable(result.names)[0].items()
               if label != name]
-    paths = _figures(args, prepared, curves, diffs, bounds, folder, cost=bool(options.workers))
+    paths = _figures(args, result, diffs, bounds, folder, cost=bool(options.workers))
     files = list(map(str, written + paths)) + [str(folder / "report.md")]
-    text = report(curves, source=prepared.source, columns=prepared.columns, notes=notes, options=options, budgets=reach,
-                  changes=changes, bounds=bounds, files=files, differences=diffs)
+    text = replace(result, notes=notes).report(args.target, differences=diffs, files=files)
     (folder / "report.md").write_text(text)
-    for note in notes:
+    for note in prepared.notes + notes:
         print(f"note: {prepared.source}: {note}", file=sys.stderr)
     print(text.split("## How each number")[0].rstrip())
     if args.forecast:

@@ -40,16 +40,31 @@ def _axis(curve: Curve, size: int, x: str) -> np.ndarray:
     return np.arange(1, size + 1)
 
 
+SIZES = {"default": (5.5, 4.6), "column": (3.3, 3.0), "page": (6.9, 4.2)}  # inches: one column, a two-column page
+PAPER_RC = {"pdf.fonttype": 42, "ps.fonttype": 42}  # TrueType fonts embedded whole, as publishers ask
+
+
 def draw_curves(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str, x: str = "trials",
                 log_x: bool = False, sd: bool = True, targets: list[tuple[float, str]] = (),
-                maximize: bool = True, band_label: str | None = None, forecast_label: str | None = None) -> list[Path]:
-    """Write ``<out_stem>.pdf`` and ``.png``. ``band_label``/``forecast_label`` name what the bands and
-    forecast are (their level and construction) in the legend."""
-    shown, families = drawable([c.name for c in curves] + [title])
-    with plt.rc_context({"font.family": families}):
+                maximize: bool = True, band_label: str | None = None, forecast_label: str | None = None,
+                size: str = "default", ylim: tuple[float, float] | None = None,
+                labels: dict[str, str] | None = None) -> list[Path]:
+    """Write ``<out_stem>.pdf`` and ``.png`` at ``size`` (:data:`SIZES`), fonts embedded. ``band_label``/
+    ``forecast_label`` name what the bands and forecast are in the legend; ``ylim`` fixes the y axis;
+    ``labels`` renames groups in the figure (group -> label)."""
+    shown, families = shown_names([c.name for c in curves], labels, [title])
+    with plt.rc_context({"font.family": families, **PAPER_RC}):
         return _draw(curves, out_stem, shown, title=title if shown[title] == title else "", ylabel=ylabel, x=x,
                      log_x=log_x, sd=sd, targets=targets, maximize=maximize, band_label=band_label,
-                     forecast_label=forecast_label)
+                     forecast_label=forecast_label, size=SIZES[size], ylim=ylim)
+
+
+def shown_names(names: list[str], labels: dict[str, str] | None, more: list[str] = ()) -> tuple[dict[str, str], list]:
+    """What the figure writes for each group (its ``labels`` entry, else its name) and for each of ``more``,
+    as an installed font can draw it (``syw.figures.plot.drawable``); the font families to use."""
+    wanted = {n: (labels or {}).get(n, n) for n in names}
+    drawn, families = drawable(list(wanted.values()) + list(more))
+    return {n: drawn[w] for n, w in wanted.items()} | {m: drawn[m] for m in more}, families
 
 
 class _Extent:
@@ -119,12 +134,23 @@ def _target_lines(ax, curves: list[Curve], styles: dict, shown: dict[str, str], 
     return extra
 
 
-def _keys(curves: list[Curve], styles: dict, *, sd: bool, band_label: str | None, forecast_label: str | None) -> list:
-    """Legend entries saying what the shading, dash-dot, dashed and dotted lines are."""
+def _shaded(c: Curve, maximize: bool) -> bool:
+    """Whether a group's shading shows: its ±1 SD (clipped to the scores) or its quartiles are apart somewhere."""
+    if c.quantile is not None:
+        low, high = c.quartiles(maximize)
+    else:
+        low, high = (np.clip(c.mean + s * c.sd, c.scores.min(), c.scores.max()) for s in (-1, 1))
+    return bool(np.any(high > low))
+
+
+def _keys(curves: list[Curve], styles: dict, *, sd: bool, band_label: str | None, forecast_label: str | None,
+          maximize: bool) -> list:
+    """Legend entries saying what the shading (in the colours of the groups it shows for), dash-dot, dashed
+    and dotted lines are."""
     extra = []
-    if sd:
+    if sd and (shaded := [c for c in curves if _shaded(c, maximize)]):
         quantile = any(c.quantile is not None for c in curves)
-        extra.append(Swatch([styles[c.name][0] for c in curves], QUARTILES_LABEL if quantile else SD_LABEL))
+        extra.append(Swatch([styles[c.name][0] for c in shaded], QUARTILES_LABEL if quantile else SD_LABEL))
     if any(c.selected is not None for c in curves):
         extra.append(Line2D([], [], color="0.3", ls="-.", lw=1.2, label=SELECTED_LABEL))
     if band_label:
@@ -148,22 +174,38 @@ def _x_axis(ax, x: str, log_x: bool) -> None:
     ax.set_xlabel("Training time (n trials × the group's mean duration)" if x == "time" else "Hyperparameter assignments (n)")
 
 
-def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: str, ylabel: str, x: str,
-          log_x: bool, sd: bool, targets, maximize: bool, band_label: str | None,
-          forecast_label: str | None) -> list[Path]:
+def plot_on(ax, curves: list[Curve], *, x: str = "trials", log_x: bool = False, sd: bool = True,
+            targets: list[tuple[float, str]] = (), maximize: bool = True, band_label: str | None = None,
+            forecast_label: str | None = None, shown: dict[str, str] | None = None,
+            ylim: tuple[float, float] | None = None) -> list:
+    """Draw every group's curve (Eq. 8, or the quantile curve) on ``ax``, with its shading, bands, forecast
+    and targets; the y range fits what is drawn unless ``ylim`` fixes it. Returns the legend entries beyond
+    the curves' own lines (targets, what the shading and line styles mean). ``shown``: the name drawn for
+    each group."""
+    shown = shown or {c.name: c.name for c in curves}
     styles = colours([c.name for c in curves])
-    fig, ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")
     extent = _Extent()
     for c in curves:
         _plot_curve(ax, c, styles[c.name], shown[c.name], x=x, sd=sd, maximize=maximize, extent=extent)
     extra = _target_lines(ax, curves, styles, shown, targets, x=x, maximize=maximize)
-    extra += _keys(curves, styles, sd=sd, band_label=band_label, forecast_label=forecast_label)
-    fit_y(ax, min(extent.lows), max(extent.highs), [(target, "0.35") for target, _ in targets])
+    extra += _keys(curves, styles, sd=sd, band_label=band_label, forecast_label=forecast_label, maximize=maximize)
+    fit_y(ax, *(ylim or (min(extent.lows), max(extent.highs))), [(target, "0.35") for target, _ in targets])
+    if ylim:
+        ax.set_ylim(*ylim)
     end_at_trials(ax, extent.ends)
     _x_axis(ax, x, log_x)
+    ax.grid(alpha=0.3, lw=0.5)
+    return extra
+
+
+def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: str, ylabel: str, x: str,
+          log_x: bool, sd: bool, targets, maximize: bool, band_label: str | None,
+          forecast_label: str | None, size: tuple[float, float], ylim: tuple[float, float] | None) -> list[Path]:
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
+    extra = plot_on(ax, curves, x=x, log_x=log_x, sd=sd, targets=targets, maximize=maximize, band_label=band_label,
+                    forecast_label=forecast_label, shown=shown, ylim=ylim)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
-    ax.grid(alpha=0.3, lw=0.5)
     return finish(fig, ax, out_stem, extra)
 
 

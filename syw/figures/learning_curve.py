@@ -121,8 +121,14 @@ def draw(study: str, found: list[Curve], tolerance: float, path: Path) -> Path:
     return path
 
 
+DESCRIPTION = """\
+Draw a study's learning curves (each trial's validation score against the epoch) from records that keep
+every epoch's metrics, and find the epoch at which each family's curve has flattened to within --tolerance,
+the rule that sets a study's number of epochs. Writes learning_curve.md and learning_curve.png in the
+study's folder of records."""  # what --help says, in plain text
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw learning-curve", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="syw learning-curve", description=DESCRIPTION)
     parser.add_argument("--study", required=True)
     parser.add_argument("--tolerance", type=float, default=0.01)
     parser.add_argument("--results", type=Path, default=REPO / "results")

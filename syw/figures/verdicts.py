@@ -24,7 +24,7 @@ from syw.analysis.group import Group
 from syw.analysis.inference import budget_interval, compare
 from syw.core.entry import check_writable, run_main, write_output
 from syw.core.errors import DataError, DataMissingError
-from syw.core.paths import REPO
+from syw.core.paths import REPO, in_checkout
 from syw.core.records import check_complete
 from syw.core.units import human_duration
 from syw.experiments.space import study_config
@@ -35,7 +35,7 @@ from syw.figures.verdicts_melis import section as melis_section
 
 HOUR, DAY = 3600.0, 86400.0
 ABOUT = 1.5  # "about n": within a factor 1.5 of n
-OUT = REPO / "docs" / "verdicts.md"
+OUT = "docs/verdicts.md"  # in the checkout (syw.core.paths.in_checkout)
 OUR_STUDIES = {1: ("sst5", "sst5_as_run"), 2: ("sst2_bcn", "sst2_bcn_reduced_7_epochs"),
                3: ("scitail", "scitail_cpu", "scitail_reduced"), 4: ("squad", "squad_reduced")}
 RULES = (
@@ -216,11 +216,17 @@ def build(results: Path = REPO / "results") -> str:
     return "\n".join(out + melis_section(results))
 
 
+DESCRIPTION = """\
+Write docs/verdicts.md: what the trial records (ours, and the authors' published ones) say about each
+quantitative claim of the paper's case studies (Dodge et al. 2019, sections 4.1-4.4) and of case study 5
+(Melis et al. 2018), with the rule behind each verdict."""  # what --help says, in plain text
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw verdicts", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="syw verdicts", description=DESCRIPTION)
     parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
-    parser.add_argument("--out", type=Path, default=OUT, help="the Markdown file to write (default docs/verdicts.md)")
+    parser.add_argument("--out", type=Path, help="the Markdown file to write (default: the checkout's docs/verdicts.md)")
     args = parser.parse_args(argv)
+    args.out = args.out or in_checkout(OUT, "verdicts")
     check_writable(args.out, "verdicts")  # before the records are read
     check_complete(args.results)  # a verdict counts every record: one that does not parse stops it
     text = build(args.results)

@@ -106,7 +106,7 @@ def test_a_strategy_column_and_tuner_seeds_make_runs(tmp_path):
     assert main(["curve", str(tmp_path / "gp" / "lstm.tuner_seed0.jsonl"), str(tmp_path / "gp" / "lstm.tuner_seed1.jsonl"),
                  "--out", str(out)]) == 0
     table = pd.read_csv(out / "expected_max.csv")
-    assert set(table.family) == {"lstm"} and set(table.strategy) == {"gp"} and set(table.runs) == {2}
+    assert set(table.group) == {"lstm"} and set(table.strategy) == {"gp"} and set(table.runs) == {2}
     np.testing.assert_allclose(table.best_so_far, [95.0, 80.0, 75.0])  # lowest so far: (90, 100), (90, 70), (80, 70)
     curve = mean_best_so_far([[90, 95, 80, 85], [100, 70, 75]], maximize=False)
     np.testing.assert_allclose(table.best_so_far_sd, curve.sd)

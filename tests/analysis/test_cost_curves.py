@@ -77,7 +77,7 @@ def test_syw_curve_x_cost_writes_the_curve_the_figure_and_the_report(tmp_path, c
     assert main(["curve", str(tmp_path / "r.csv"), "--x", "cost", "--workers", "2", "--target", "0.55",
                  "--out", str(out)]) == 0
     table = pd.read_csv(out / "cost_curve.csv")
-    fast = table[table.model == "fast"]
+    fast = table[table.group == "fast"]
     assert set(table.workers) == {2}
     assert fast[fast.expected_best.notna()].seconds.max() <= rows[rows.model == "fast"].runtime.sum() * (1 + 1e-9)
     drawn = fast[fast.drawn]

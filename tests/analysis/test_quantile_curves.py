@@ -88,7 +88,7 @@ def test_syw_draws_tables_and_reports_the_median(tmp_path, capsys):
     out = tmp_path / "o"
     assert main(["curve", str(tmp_path / "r.csv"), "--statistic", "median", "--bands", "--out", str(out)]) == 0
     table = pd.read_csv(out / "expected_max.csv")
-    a = table[table.model == "a"]
+    a = table[table.group == "a"]
     scores = rows[rows.model == "a"].val_acc.to_numpy()
     assert a["median"].tolist() == pytest.approx([by_definition(scores, n, 0.5) for n in range(1, 31)])
     assert (a.band_low <= a["median"]).all() and (a["median"] <= a.band_high).all()

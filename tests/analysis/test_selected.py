@@ -73,7 +73,7 @@ def test_the_test_column_matching_the_score_and_trials_without_one(tmp_path):
     out = tmp_path / "o"
     assert main(["curve", str(tmp_path / "r.tsv"), "--out", str(out)]) == 0
     table = pd.read_csv(out / "expected_max.csv")
-    a, b = table[table.model == "a"], table[table.model == "b"]
+    a, b = table[table.group == "a"], table[table.group == "b"]
     assert a.test_of_selected.iloc[0] == pytest.approx(0.55) and b.test_of_selected.isna().all()
     report = (out / "report.md").read_text()
     assert "Test score: `test_accuracy` (picked)" in report

@@ -9,6 +9,12 @@ def test_durations_take_the_largest_unit_that_fits():
     assert human_duration(None) == human_duration(math.nan) == "-"
 
 
+def test_sub_second_durations_are_milliseconds_never_0_s():
+    """Issue 65: "mlp overtakes sgd at 0 s of training" said nothing; a fast model's times are milliseconds."""
+    assert [human_duration(s) for s in (0.42, 0.042, 0.0042, 0.00042, 0.9996, 0)] == \
+        ["420 ms", "42 ms", "4.2 ms", "0.42 ms", "1 s", "0 s"]
+
+
 def test_spans_and_counts():
     assert spans([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
     assert [count(1, "trial"), count(2, "trial"), count(0.5, "GPU")] == ["1 trial", "2 trials", "0.5 GPUs"]

@@ -157,7 +157,7 @@ def test_syw_curve_draws_eq8_the_clipped_band_the_confidence_bands_and_the_targe
         colours[name] = check_curve_and_band(ax, f"{name} (N = {size})", part["scores"], xs, shaded=True)
         # the confidence band: two dashed lines of the group's colour, the table's band columns, around the curve
         edges = [line for line in ax.lines if to_hex(line.get_color()) == colours[name] and line.get_linestyle() == "--"]
-        rows = table[table.model == name]
+        rows = table[table.group == name]
         assert len(edges) == 2
         np.testing.assert_allclose(edges[0].get_ydata(), rows.band_low, atol=1e-9)
         np.testing.assert_allclose(edges[1].get_ydata(), rows.band_high, atol=1e-9)

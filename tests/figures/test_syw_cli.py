@@ -33,7 +33,7 @@ def test_csv_table_figure_and_report(tmp_path, capsys):
     pd.DataFrame({"model": ["a"] * 5 + ["b"] * 4, "val_acc": [0, 25, 50, 75, 100, 1, 1, 2, 3],
                   "train_acc": [9] * 9, "runtime": [1] * 5 + [2, 2, 4, 4]}).to_csv(path, index=False)
     table, report = run(tmp_path, str(path), "--target", "80=a made-up bar", "--bounds", "0", "100", "--bands")
-    a, b = table[table.model == "a"], table[table.model == "b"]
+    a, b = table[table.group == "a"], table[table.group == "b"]
     assert a.expected_max.round(4).tolist() == [50, 70, 80, 85.84, 89.6]  # Eq. 8, by hand
     assert a.spread_sd.round(4).tolist() == [35.3553, 29.1548, 23.6643, 19.6340, 16.6084]
     assert b.unbiased.round(6).tolist() == [1.75, 2.333333, 2.75, 3.0]
@@ -61,7 +61,7 @@ def test_authors_layout_tsv_picks_the_columns_the_paper_used(tmp_path):
     rows.to_csv(tmp_path / "search.tsv", sep="\t", index=False)
     table, report = run(tmp_path, str(tmp_path / "search.tsv"))
     lr = rows[rows["model.encoder.architecture.type"] == "LR"].best_validation_accuracy
-    first = table[(table["model.encoder.architecture.type"] == "LR") & (table.n == 1)]
+    first = table[(table.group == "LR") & (table.n == 1)]
     assert first.expected_max.iloc[0] == pytest.approx(lr.mean()) and first.seconds.iloc[0] == 2.0
     assert "`best_validation_accuracy` (picked)" in report and "`training_duration` (picked)" in report
 
@@ -71,7 +71,7 @@ def test_nested_jsonl_and_allentune_results(tmp_path):
     nested.write_text("".join(json.dumps({"model": {"name": m}, "metrics": {"dev_f1": v}}) + "\n"
                               for m, v in [("x", 0.2), ("x", 0.6), ("y", 0.5)]))
     table, report = run(tmp_path, str(nested))
-    assert table.groupby("model.name").expected_max.first().to_dict() == pytest.approx({"x": 0.4, "y": 0.5})
+    assert table.groupby("group").expected_max.first().to_dict() == pytest.approx({"x": 0.4, "y": 0.5})
     allentune = tmp_path / "results.jsonl"  # allentune report: metrics.json + flattened config, durations in seconds
     allentune.write_text("".join(json.dumps(
         {"best_epoch": 3, "best_validation_accuracy": v, "best_validation_loss": 1.2, "training_duration": d,
@@ -247,11 +247,10 @@ def test_syw_curve_on_the_authors_files(tmp_path, number):
     targets = sorted(set(spec.references.values()) | ({spec.guide[1]} if spec.guide else set()))
     args = [str(oracle.authors_path(spec.paper)), "--metric", spec.paper.metric_column, "--group", spec.paper.group_column]
     table, report = run(tmp_path, *args, *(a for t in targets for a in ("--target", f"{t:g}")))
-    column = spec.paper.group_column
     for value, family in spec.paper.groups.items():
         scores = theirs[family]["scores"]
         ns = list(range(1, len(scores) + 1))
-        mine = table[table[column].astype(str) == value].set_index("n")
+        mine = table[table.group.astype(str) == value].set_index("n")  # the group column is "group", whatever the source's
         assert mine.index.tolist() == ns, value
         # the table keeps 10 significant digits
         assert mine.expected_max.tolist() == pytest.approx([oracle.eq8(scores, n) for n in ns], abs=1e-9), value

@@ -239,7 +239,7 @@ CASES: list[Case] = [
          lambda t: cli(*(a.format(t=t) for a in FIG1)),
          2, r"^error: no trial records in {t}/results/sst5"),
     Case("figures-unknown-figure", {}, lambda t: cli("fig", "9", "--out", f"{t}/out"),
-         2, r"argument what: invalid choice: 'fig9'"),
+         2, r"there is no figure '9'; the figures are 1 \(SST-5\), 2 \(SST-2\), 3 \(SciTail\), 4 \(SQuAD\), 5 "),
     Case("figures-budgets-empty-family-records", {"results/sst5/lr.jsonl": "", "results/sst5/cnn.jsonl": lambda: study_lines("sst5", "cnn")},
          lambda t: cli("budgets", "--results", f"{t}/results", "--out", f"{t}/out"),
          2, r"^error: {t}/results/sst5/lr\.jsonl: no ok trial of family 'lr'"),

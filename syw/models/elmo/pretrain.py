@@ -239,8 +239,14 @@ def pretrain(args: argparse.Namespace) -> Path:
     return out
 
 
+DESCRIPTION = """\
+Pretrain the small ELMo biLM that stands in for the official ELMo here (a character CNN, a 2-layer LSTM
+with projections, trained as a forward and a backward language model). It writes options.json,
+weights.hdf5 with its sha256, vocab.txt and metrics.json into --out, keeps a checkpoint there, and the
+same command resumes from it."""  # what --help says, in plain text
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw pretrain-bilm", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="syw pretrain-bilm", description=DESCRIPTION)
     parser.add_argument("--out", type=Path, help="folder for the biLM (default .cache/bilm/sst_squad_c<cell>_p<proj>_f<filters>)")
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR") or ".data"))
     parser.add_argument("--cell-dim", type=int, default=256)
