@@ -155,5 +155,5 @@ def test_the_readme_install_line_works_in_a_fresh_venv(wheel, tmp_path):
     table = (work / "t_syw" / "expected_max.csv").read_text().splitlines()
     rows = [r.split(",") for r in table[1:]]
     header = table[0].split(",")
-    first = {r[header.index("family")]: float(r[header.index("expected_max")]) for r in rows if r[header.index("n")] == "1"}
+    first = {r[header.index("group")]: float(r[header.index("expected_max")]) for r in rows if r[header.index("n")] == "1"}
     assert first == {"a": pytest.approx(0.6, abs=1e-12), "b": pytest.approx(0.625, abs=1e-12)}

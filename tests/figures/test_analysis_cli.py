@@ -78,9 +78,9 @@ def test_syw_table_reads_the_authors_tsv_as_syw_curve_does(tmp_path, capsys):
     assert "score 'best_validation_accuracy'" in capsys.readouterr().err
     assert syw(["curve", str(path), "--out", str(tmp_path / "c")]) == 0
     table, curve = pd.read_csv(tmp_path / "t.csv"), pd.read_csv(tmp_path / "c" / "expected_max.csv")
-    column = table.columns[0]
-    assert column == curve.columns[0] and set(table[column]) == {"CNN", "LR"}
-    merged = table.merge(curve, on=[column, "n"], suffixes=("", "_curve"))
+    column = table.columns[0]  # syw table names it after the file's column; syw curve's is always `group`
+    assert set(table[column]) == set(curve["group"]) == {"CNN", "LR"}
+    merged = table.merge(curve.rename(columns={"group": column}), on=[column, "n"], suffixes=("", "_curve"))
     assert len(merged) == len(table) == len(curve)
     assert merged.expected_max.to_numpy() == pytest.approx(merged.expected_max_curve.to_numpy(), abs=1e-12)
 
