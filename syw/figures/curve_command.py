@@ -14,6 +14,7 @@ from pathlib import Path
 from syw.analysis.bands import curve_name, parse_statistic, statistic_name
 from syw.analysis.compare import difference_table
 from syw.analysis.curves import Options, band_bounds, budgets, build, comparisons, cost_table, leader_changes, table
+from syw.analysis.floors import Floor, sway_note
 from syw.analysis.forecast import MODELS, VERDICT
 from syw.analysis.prepare import check_targets, prepare
 from syw.analysis.report import build as report
@@ -101,7 +102,11 @@ def parser() -> argparse.ArgumentParser:
                       help="Ray Tune: each trial's best (default) or last reported score")
     what.add_argument("--failed", choices=POLICIES, default="drop",
                       help="failed trials (a failed status; an empty, NaN or infinite score): left out (drop, "
-                           "default) or counted as their group's worst observed score (worst); the report counts them")
+                           "default), counted as their group's worst observed score (worst) or at --floor (floor); "
+                           "the report counts them")
+    what.add_argument("--floor", type=float, metavar="X",
+                      help="the score of a predictor that learned nothing (chance accuracy; perplexity: the vocabulary "
+                           "size): scores beyond it count at X, and the report counts them (docs/syw.md, floors)")
     draw = p.add_argument_group("what to draw and compute")
     draw.add_argument("--statistic", type=_statistic, default=None, metavar="mean|median|q=Q",
                       help="the curve: mean (Eq. 8, default), median or another quantile of the best of n "
@@ -228,7 +233,8 @@ def _figures(args: argparse.Namespace, prepared, curves: list, diffs: list, boun
 def curve(args: argparse.Namespace) -> int:
     """``syw curve``: read the trials, check the options, compute, write the tables, figures and report."""
     prepared = prepare(args.trials, studies=args.study, metric=args.metric, group=args.group, duration=args.duration,
-                       given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test)
+                       given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test,
+                       floor=Floor(args.floor, "--floor") if args.floor is not None else None)
     _check(args, prepared)
     maximize, notes, options = prepared.maximize, prepared.notes, _options(args, prepared.maximize)
     bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
@@ -237,6 +243,8 @@ def curve(args: argparse.Namespace) -> int:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)
     curves = build(prepared.groups, options, prepared.source)
+    if args.statistic is None:
+        notes += [n for c in curves if c.strategy is None and (n := sway_note(c.name, c.scores, maximize=maximize))]
     reach = budgets(curves, args.target, maximize)
     changes = leader_changes(curves, maximize)
     diffs, diff_notes = comparisons(curves, options, prepared.source, tuple(args.compare) if args.compare else None)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from syw.analysis import expected_max
+from syw.analysis.floors import apply_floor
 from syw.figures.readme_data import FactError, Study, Trials, check_names, conditions, field, matches, paper_study, read_study
 
 
@@ -78,7 +79,8 @@ class Args:
         rows, where = self.paired(trials), conditions(self.get("where"))
         if check:
             check_names(rows, where, trials.family)
-        return Trials(trials.family, trials.label, tuple(r for r in rows if matches(r, where)), trials.maximize, trials.source)
+        return Trials(trials.family, trials.label, tuple(r for r in rows if matches(r, where)), trials.maximize, trials.source,
+                      trials.floor)
 
     def each(self) -> list[Trials]:
         """Every family of the study, filtered by ``where`` (whose keys one family at least must have)."""
@@ -104,9 +106,9 @@ SCALES = ("log",)
 def curve(trials: Trials, n_max: int | None = None, scale: str | None = None) -> np.ndarray:
     """Eq. 8 at n = 1..min(n_max, N) for the family's values; with ``scale="log"`` Eq. 8 of their natural
     logarithms, written back as exp(.) (for a perplexity: the expected best cross-entropy, as a perplexity),
-    on which one diverged trial weighs its logarithm, not its value."""
+    on which one diverged trial weighs its logarithm, not its value. A value beyond the study's floor counts at it."""
     n = min(n_max or len(trials.rows), len(trials.rows))
-    values, budgets = np.asarray(values_of(trials), dtype=float), np.arange(1, n + 1)
+    values, budgets = apply_floor(values_of(trials), trials.floor, maximize=trials.maximize)[0], np.arange(1, n + 1)
     if scale is None:
         return expected_max(values, budgets, maximize=trials.maximize)
     if scale not in SCALES:
