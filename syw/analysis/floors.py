@@ -8,7 +8,7 @@ there too (``--failed floor``): Eq. 8 is a mean in which one diverged trial (a p
 weighs at every n, so without a floor it decides the curve alone.
 
 **The median beside the mean.** Where one trial moves the mean curve (Eq. 8) by more than the spread
-(the standard deviation) of the other trials' scores, the mean says more about that trial than about
+(the range, highest minus lowest) of the other trials' scores, the mean says more about that trial than about
 the search; the median of the best of n (Lourie et al. 2024; :func:`syw.analysis.bands.tuning_curve`,
 q = 0.5) does not move with it, so it is drawn beside the mean (:func:`one_trial_decides`).
 """
@@ -20,8 +20,8 @@ import numpy as np
 
 from syw.analysis.expected_max import check_scores, expected_max
 
-MEDIAN_RULE = ("Where one trial moves the mean curve (Eq. 8, at any n up to N - 1) by more than the standard "
-               "deviation of the other trials' scores, the median best of n is drawn beside the mean.")
+MEDIAN_RULE = ("Where one trial moves the mean curve (Eq. 8, at any n up to N - 1) by more than the range of the "
+               "other trials' scores (highest minus lowest), the median best of n is drawn beside the mean.")
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def apply_floor(scores, floor: float | None, *, maximize: bool = True) -> tuple[
 
 def largest_sway(scores, *, maximize: bool = True) -> tuple[int, float, float]:
     """The trial whose leaving out moves the mean curve most: its index, the move (largest |change| of Eq. 8 over
-    n = 1..N-1) and the standard deviation of the other trials' scores. Needs at least 3 scores."""
+    n = 1..N-1) and the range (highest minus lowest) of the other trials' scores. Needs at least 3 scores."""
     arr = check_scores(scores)
     if arr.size < 3:
         raise ValueError(f"the sway of one trial needs at least 3 scores, got {arr.size}")
@@ -69,7 +69,7 @@ def largest_sway(scores, *, maximize: bool = True) -> tuple[int, float, float]:
         if not np.isfinite(move):
             move = float("inf")
         if move > best[1]:
-            best = (int(i), move, float(np.std(rest, ddof=1)) if np.all(np.isfinite(rest)) else float("inf"))
+            best = (int(i), move, float(np.ptp(rest)))
     return best
 
 
@@ -87,5 +87,5 @@ def sway_note(name: str, scores, *, maximize: bool = True) -> str | None:
         return None
     i, move, spread = largest_sway(scores, maximize=maximize)
     return (f"group {name!r}: one trial (score {np.asarray(scores)[i]:.6g}) moves the mean curve by up to {move:.4g}, "
-            f"more than the SD of the other trials' scores ({spread:.4g}): the median best of n is drawn beside the mean, "
+            f"more than the range of the other trials' scores ({spread:.4g}): the median best of n is drawn beside the mean, "
             "dotted (a floor, --floor, would bound such a trial)")

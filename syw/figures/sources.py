@@ -99,6 +99,16 @@ def floored_counts(parts: dict[str, pd.DataFrame]) -> dict[str, int]:
     return {name: int((part["value"] != part["raw_value"]).sum()) for name, part in parts.items()}
 
 
+def floor_text(study: str, parts: dict[str, pd.DataFrame]) -> str | None:
+    """The study's floor and how many trials of each family count at it (:func:`study_rows`'s ``parts``), or None."""
+    floor = study_floor(study)
+    if floor is None:
+        return None
+    counted = "; ".join(f"{name} {n}" for name, n in floored_counts(parts).items() if n) or "none"
+    maximize = study_config(study).get("direction", "max") == "max"
+    return f"Floor (study.floor): {floor.describe(maximize)}; trials counted at it: {counted}."
+
+
 def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[str, str] | None = None) -> list[Group]:
     """Our groups: ok trials of results/<study>/<family>.jsonl (see :func:`study_rows`), labelled by each family file."""
     cfg = study_config(study)

@@ -24,12 +24,14 @@ def test_scores_beyond_the_floor_count_at_it_in_either_direction():
 def test_the_largest_sway_by_hand():
     scores = np.array([1.0, 2.0, 3.0, 100.0])
     i, move, spread = largest_sway(scores)
-    assert i == 3 and spread == pytest.approx(1.0)  # the SD of 1, 2, 3
+    assert i == 3 and spread == 2.0  # the range of 1, 2, 3
     ns = np.arange(1, 4)
     assert move == pytest.approx(np.max(np.abs(expected_max(scores, ns) - expected_max(scores[:3], ns))))
     # largest at n = 3: P(max = 100) = 1 - (3/4)^3, and so on down, against the rest's (3 * 19 + 2 * 7 + 1) / 27
     assert move == pytest.approx((100 * 37 + 3 * 19 + 2 * 7 + 1) / 64 - (3 * 19 + 2 * 7 + 1) / 27)
     assert one_trial_decides(scores) and not one_trial_decides([1.0, 2.0, 3.0, 4.0])
+    # [1, 1, 2, 3]: leaving out 3 moves Eq. 8 at n = 3 by 2.45 - 1.70 = 0.75, within the rest's range of 1
+    assert not one_trial_decides([1.0, 1.0, 2.0, 3.0])
     assert not one_trial_decides([1.0, 2.0])  # too few to say
 
 

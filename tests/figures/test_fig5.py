@@ -139,7 +139,7 @@ def test_a_diverged_trial_counts_at_the_floor_and_every_cell_is_drawn(tmp_path, 
     rhn = next(line for line in by_n.get_lines() if line.get_label().startswith("RHN") and line.get_linestyle() == "-")
     assert rhn.get_ydata()[0] == pytest.approx(first) and not by_n.texts and not by_time.texts
     assert by_n.get_ylim()[1] >= first and by_n.get_yscale() == "log"  # 2,635 over NAS's 70: more than LOG_SPAN
-    # Leaving out the floored trial moves the mean at n = 1 by 2,635 - 180, more than the SD of the rest (30):
+    # Leaving out the floored trial moves the mean at n = 1 by 2,635 - 180, more than the range of the rest (60):
     # the median is drawn too; at n = 1 it is the median trial (the lower of the middle two, 180: F(180) = 0.5).
     median = next(line for line in by_n.get_lines() if line.get_linestyle() == ":")
     assert median.get_ydata()[0] == 180 and median.get_ydata()[-1] == 150 and "median best of n" in median.get_label()

@@ -77,8 +77,8 @@ CASES = [
          note="1 trial(s) scored beyond the floor: scores above 10000 (--floor) count at 10000"),
     Case("one-trial-sways-the-mean-the-median-is-drawn", {"r.csv": "model,val_ppl\na,100\na,120\na,130\na,1e34\n"},
          ["r.csv", "--direction", "min"], sizes={"a": 4},
-         note="group 'a': one trial (score 1e+34) moves the mean curve by up to 2.5e+33, more than the SD of the other "
-              "trials' scores (15.28): the median best of n is drawn beside the mean"),
+         note="group 'a': one trial (score 1e+34) moves the mean curve by up to 2.5e+33, more than the range of the "
+              "other trials' scores (30): the median best of n is drawn beside the mean"),
     Case("status-values-any-case", {"r.csv": "model,status,val_acc\na,COMPLETED,0.1\na,Success,0.3\na,finished,0.5\n"
                                              "a,COMPLETE,0.7\na,PRUNED,0.9\na,running,0.9\n"}, ["r.csv"],
          sizes={"a": 4}, first={"a": 0.4}, note="1 pruned trial(s) are left out (they did not finish)"),
