@@ -187,3 +187,16 @@ def test_syw_curve_draws_eq8_the_clipped_band_the_confidence_bands_and_the_targe
     assert any(t.startswith("a reaches 80 at n = 3") for t in texts) and not any(t.startswith("b reaches") for t in texts)
     assert any(t.startswith("dashed: 95% simultaneous confidence band") for t in texts)
     assert ("time" if x == "time" else "assignments") in ax.get_xlabel().lower()
+
+
+def test_syw_curve_draws_the_median_beside_a_mean_that_one_trial_sways(tmp_path, monkeypatch):
+    path = tmp_path / "trials.csv"
+    pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "val_ppl": [100, 120, 130, 1e34, 110, 115, 140, 150]}).to_csv(path, index=False)
+    drawn = kept(monkeypatch)
+    assert syw(["curve", str(path), "--direction", "min", "--out", str(tmp_path / "out")]) == 0
+    ax = drawn[0].axes[0]
+    (median,) = [line for line in ax.lines if line.get_label() == "a: median best of n (one trial sways its mean)"]
+    # the median best of n of 100, 120, 130, 1e34, lower is better: the least v with F(v) >= 1 - 0.5^(1/n), F(v) in
+    # quarters: 0.5 (n = 1) and 0.29 (n = 2) need two trials, 120; 0.21 (n = 3) and 0.16 (n = 4) one, 100
+    assert list(median.get_ydata()) == [120, 120, 100, 100]
+    assert not any("b: median" in line.get_label() for line in ax.lines)  # b's trials sway nothing
