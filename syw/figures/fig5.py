@@ -13,6 +13,7 @@ where one trial still sways a cell's mean curve (:data:`syw.analysis.floors.MEDI
 """
 from __future__ import annotations
 
+import itertools
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +24,9 @@ import numpy as np
 from syw.analysis import time_axis
 from syw.analysis.adaptive import BestSoFar, reaches_random, trials_saved, tuner_progress
 from syw.analysis.bands import tuning_curve
-from syw.analysis.compare import leaders_by_n
+from syw.analysis.compare import leaders_by_n, sentence
 from syw.analysis.floors import MEDIAN_RULE, one_trial_decides
+from syw.analysis.inference import compare
 from syw.core.paths import REPO
 from syw.core.units import count, human_duration, score, spans, stretches_text
 from syw.experiments.space import load_family, study_config, study_floor
@@ -321,10 +323,21 @@ def budget_markdown(study: str, cells_: list[Cell]) -> str:
         out.append(f"| {n}{' (N)' if n in sizes else ''} | " + " | ".join(fmt(v) for v in values.values())
                    + "".join(f" | {g}" for g in gp) + f" | {min(ahead, key=ahead.get)} |")
     out += ["", "Leader by n (lowest expected best, random search, n = 1 to the smallest N): "
-            + stretches_text(leaders(cells_)) + "."]
+            + stretches_text(leaders(cells_)) + ".", "", *leader_confidence(cells_)]
     out += ["", *(f"Trials the GP tuner saves, {saves(c)}" for c in tuned)] if tuned else [
         "", f"No GP-tuner runs with a finished trial in `{study}/{GP}/`: no best-so-far column."]
     return "\n".join(out) + "\n"
+
+
+def leader_confidence(cells_: list[Cell]) -> list[str]:
+    """Who leads each pair of cells at 95%, simultaneously over the budgets both have (``syw curve``'s comparison,
+    lower is better), with the limit of assumption-free claims."""
+    lines = ["Who leads at 95% (difference of the random-search curves, simultaneous claims, "
+             "`syw.analysis.inference.compare`, lower is better):", ""]
+    for a, b in itertools.combinations(cells_, 2):
+        names = (a.group.family, b.group.family)
+        lines.append(f"- {sentence(compare(a.group.scores, b.group.scores, names, maximize=False))}")
+    return lines
 
 
 def write_budgets(results: Path, out: Path) -> Path:
