@@ -20,6 +20,7 @@ from syw.analysis.prepare import check_targets, prepare
 from syw.analysis.report import build as report
 from syw.analysis.rows import POLICIES
 from syw.core.entry import check_writable, naming, positive_int, run_main
+from syw.core.paths import CONF_DIR
 
 DESCRIPTION = """\
 The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,
@@ -230,11 +231,28 @@ def _figures(args: argparse.Namespace, prepared, curves: list, diffs: list, boun
     return paths
 
 
+def stated_floor(sources: list[str]) -> Floor | None:
+    """The floor of the suite's study whose records folder every source is (``results/<study>``, the study's
+    ``study.floor`` in conf/study/<study>.yaml, read with PyYAML: the light install has no omegaconf), else None."""
+    import yaml
+
+    floors = set()
+    for source in sources:
+        folder, config = Path(source), CONF_DIR / "study" / f"{Path(source).name}.yaml"
+        if not (folder.is_dir() and any(folder.glob("*.jsonl")) and config.is_file()):
+            return None
+        floor = (yaml.safe_load(config.read_text()).get("study") or {}).get("floor")
+        if floor is None:
+            return None
+        floors.add((float(floor["value"]), f"{floor['rule']}: study.floor of conf/study/{config.name}"))
+    return Floor(*floors.pop()) if len(floors) == 1 else None
+
+
 def curve(args: argparse.Namespace) -> int:
     """``syw curve``: read the trials, check the options, compute, write the tables, figures and report."""
     prepared = prepare(args.trials, studies=args.study, metric=args.metric, group=args.group, duration=args.duration,
                        given_direction=args.direction, pick=args.pick, failed=args.failed, test=args.test,
-                       floor=Floor(args.floor, "--floor") if args.floor is not None else None)
+                       floor=Floor(args.floor, "--floor") if args.floor is not None else stated_floor(args.trials))
     _check(args, prepared)
     maximize, notes, options = prepared.maximize, prepared.notes, _options(args, prepared.maximize)
     bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
