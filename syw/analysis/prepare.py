@@ -18,6 +18,7 @@ import pandas as pd
 
 from syw.analysis.adaptive import is_random, strategy_column
 from syw.analysis.columns import duration_unit, looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
+from syw.analysis.floors import Floor
 from syw.analysis.group import Group
 from syw.analysis.inputs import DATABASE_SUFFIXES, Trials, load_trials, per_trial
 from syw.analysis.read_journal import is_journal
@@ -96,7 +97,8 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
     group = None if options["group"] == STRATEGY else pick_group(frame, trials.source, options["group"])
     seconds, seconds_note = pick_duration(frame, trials.source, options["duration"])
     frame = frame.assign(_group=frame[group].astype(str) if group else trials.name)
-    frame, notes = settle(frame, metric, "_group", policy=options["failed"], maximize=maximize, source=trials.source)
+    frame, notes = settle(frame, metric, "_group", policy=options["failed"], maximize=maximize, source=trials.source,
+                          floor=options["floor"])
     if frame.empty:
         raise DataError(f"{trials.source}: no finished trial with a score ({'; '.join(notes)})")
     if group and frame[group].isna().any():
@@ -118,12 +120,13 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
 
 def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | None = None, metric: str | None = None,
             group: str | None = None, duration: str | None = None, given_direction: str | None = None,
-            pick: str = "best", failed: str = "drop", test: str | None = None) -> Prepared:
+            pick: str = "best", failed: str = "drop", test: str | None = None, floor: Floor | None = None) -> Prepared:
     """Read every source (``syw.analysis.inputs.load_trials``; each study of a storage; a :class:`Trials`
-    as it is, e.g. a DataFrame of the Python API) and form the groups."""
+    as it is, e.g. a DataFrame of the Python API) and form the groups (``floor``: scores beyond it count at
+    it, :mod:`syw.analysis.floors`)."""
     sources = [sources] if isinstance(sources, (str, Trials)) else list(sources)
     options = dict(metric=metric, group=group, duration=duration, direction=given_direction, pick=pick, failed=failed,
-                   test=test)
+                   test=test, floor=floor)
     loaded = []
     given = [s for s in sources if isinstance(s, Trials)]  # already read (a DataFrame of the Python API)
     for source, named in _studies_of([s for s in sources if not isinstance(s, Trials)], studies):

@@ -8,8 +8,10 @@ finished trial may still lack its score. The rules, the same for every input for
   other value (``pruned``, ``running``, ...) is a trial that did not finish and is left out;
 - a finished trial whose score is empty, NaN or infinite (a diverged run) failed too;
 - failed trials are left out by default (``drop``), or count as the worst score their group
-  observed (``worst``): a crashed configuration is then a draw that gained nothing (section 3.1's
-  draws include every assignment tried). Either way the report counts them.
+  observed (``worst``) or as the metric's floor (``floor``, :mod:`syw.analysis.floors`): a crashed
+  configuration is then a draw that gained nothing (section 3.1's draws include every assignment
+  tried). Either way the report counts them;
+- with a floor, a finished trial's score beyond it counts at the floor, and the report counts those.
 
 A score that is text and not a number is an error, not a failed trial: it says the column is wrong.
 """
@@ -18,19 +20,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from syw.analysis.floors import Floor, apply_floor
 from syw.core.errors import DataError
 
 OK = frozenset({"ok", "complete", "completed", "success", "succeeded", "successful", "finished", "done",
                 "terminated"})
 FAILED = frozenset({"failed", "fail", "failure", "error", "errored", "crashed", "diverged", "killed", "exception"})
 STATUS_COLUMNS = ("status", "state")
-POLICIES = ("drop", "worst")
+POLICIES = ("drop", "worst", "floor")
 EMPTY = "trial(s) with an empty, NaN or infinite score"
 FAILED_RULE = {
     "drop": "Failed trials (a failed status, or an empty, NaN or infinite score) are left out of every curve.",
     "worst": "Failed trials (a failed status, or an empty, NaN or infinite score) count as the worst score their "
              "group observed among its finished trials (`--failed worst`): a crashed assignment is a draw that "
              "gained nothing.",
+    "floor": "Failed trials (a failed status, or an empty, NaN or infinite score) count at the metric's floor "
+             "(`--failed floor`): a crashed assignment is a draw that learned nothing.",
 }
 
 
@@ -63,13 +68,26 @@ def _score(raw: pd.Series, column: str, source: str) -> pd.Series:
 
 
 def settle(frame: pd.DataFrame, metric: str, group: str, *, policy: str = "drop", maximize: bool = True,
-           source: str = "trials") -> tuple[pd.DataFrame, list[str]]:
+           source: str = "trials", floor: Floor | None = None) -> tuple[pd.DataFrame, list[str]]:
     """The rows that make the curves (the module doc's rules) and the notes that count the rest.
 
     ``group`` is the column naming each row's group; the result's ``metric`` column is float.
     """
     if policy not in POLICIES:
         raise ValueError(f"--failed must be one of {', '.join(POLICIES)}, got {policy!r}")
+    if policy == "floor" and floor is None:
+        raise ValueError("--failed floor needs a floor: pass --floor X (chance accuracy, a vocabulary's size for perplexity)")
+    kept, notes = _settle(frame, metric, group, policy, maximize, source, floor)
+    if floor is not None:
+        values, count = apply_floor(kept[metric], floor.value, maximize=maximize)
+        kept = kept.assign(**{metric: values})
+        if count:
+            notes.append(f"{count} trial(s) scored beyond the floor: {floor.describe(maximize)}")
+    return kept, notes
+
+
+def _settle(frame: pd.DataFrame, metric: str, group: str, policy: str, maximize: bool, source: str,
+            floor: Floor | None) -> tuple[pd.DataFrame, list[str]]:
     state = finished(frame)
     values = _score(frame[metric], metric, source)
     empty = (state == "ok") & ~np.isfinite(values.to_numpy())
@@ -95,6 +113,11 @@ def settle(frame: pd.DataFrame, metric: str, group: str, *, policy: str = "drop"
                       for name, n in kept.loc[failed[kept.index], group].value_counts().sort_index().items()
                       if name not in set(left[group])]
             return left, notes
+        if policy == "floor":
+            kept.loc[failed[kept.index].to_numpy(), metric] = floor.value
+            notes.append(f"{int(failed.sum())} failed trial(s) ({described}) count at the floor {floor.value:g} "
+                         f"({floor.rule}; --failed floor)")
+            return kept, notes
         kept = _as_worst(kept, failed[kept.index], metric, group, maximize, source)
         notes.append(f"{int(failed.sum())} failed trial(s) ({described}) count as the worst score their group "
                      "observed (--failed worst)")

@@ -47,13 +47,25 @@ def _check_family_trials(study: DictConfig, families: DictConfig, where: Path) -
             raise ConfigError(where, f"study.trials.{name}", f"must be a positive whole number, got {count!r}")
 
 
+def _check_floor(study: DictConfig, where: Path) -> None:
+    """``study.floor``, when given, is ``{value: <number>, rule: <text>}``: the score of a predictor that learned nothing."""
+    floor = study.get("floor")
+    if floor is None:
+        return
+    value = floor.get("value") if isinstance(floor, DictConfig) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not isinstance(floor.get("rule"), str):
+        raise ConfigError(where, "study.floor", "must be {value: <number>, rule: <where it comes from>}, e.g. "
+                          f"{{value: 0.2, rule: \"chance over 5 classes\"}}, got {floor!r}")
+
+
 def validate(cfg: DictConfig) -> list[Family]:
     """Check the study block, the run settings and every family file; return the families to run."""
     where = study_file()
     study = cfg.get("study")
     if not isinstance(study, DictConfig):
         raise ConfigError(where, "study", "missing: choose a study, e.g. study=sst5")
-    known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction", "reduced", "trials"}
+    known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction", "reduced", "trials",
+             "floor"}
     unknown = set(study) - known
     if unknown:
         raise ConfigError(where, f"study.{sorted(unknown)[0]}", f"unknown key (allowed: {', '.join(sorted(known))})")
@@ -67,6 +79,7 @@ def validate(cfg: DictConfig) -> list[Family]:
         raise ConfigError(where, "study.direction", f"must be max or min, got {cfg.study.get('direction')!r}")
     check_run_settings(cfg, where)
     _check_family_trials(study, families, where)
+    _check_floor(study, where)
     if cfg.family is not None and cfg.family not in families:
         raise ConfigError(where, "family", f"unknown family {cfg.family!r} in study {cfg.study.name} (has: {', '.join(families)})")
     names = [cfg.family] if cfg.family is not None else list(families)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from syw.analysis.floors import Floor
 from syw.core.errors import ConfigError
 from syw.core.paths import CONF_DIR, REPO
 from syw.experiments.replay import Replay, ReplayError, parse_replay
@@ -193,6 +194,12 @@ def study_config(study: str) -> dict[str, Any]:
 
     raw = OmegaConf.to_container(OmegaConf.load(path))
     return {**raw["study"], "trials": raw.get("trials")}
+
+
+def study_floor(study: str) -> Floor | None:
+    """The floor the study's config states (``study.floor``; :mod:`syw.analysis.floors`), else None."""
+    floor = study_config(study).get("floor")
+    return None if floor is None else Floor(float(floor["value"]), str(floor["rule"]))
 
 
 def trial_rng(seed: int, family: str, index: int) -> np.random.Generator:

@@ -25,7 +25,7 @@ from syw.experiments.space import study_config
 from syw.figures import budgets, fig5, report, seeds, sensitivity, study_readme
 from syw.figures.as_run import compare_fig1
 from syw.figures.plot import draw
-from syw.figures.sources import from_paper, from_records, has_records, study_with_records
+from syw.figures.sources import floor_text, from_paper, from_records, has_records, study_rows, study_with_records
 from syw.figures.specs import FIGURES, FigureSpec
 
 TITLE_WIDTH = 60  # characters of a title line that fit over the plot at its 9-point title font
@@ -225,7 +225,12 @@ def _figure(args: argparse.Namespace) -> list[Path]:
         title += "\n" + "\n".join(textwrap.wrap(reduced, TITLE_WIDTH))
     if args.source == "ours" and study == spec.reduced:  # the paper's axes span GPU days; a reduced study's, CPU minutes to hours
         spec = spec.on_own_axes()
-    return written + draw(spec, groups, title, args.out / stem)
+    written += draw(spec, groups, title, args.out / stem)
+    floor = floor_text(study, study_rows(study, args.results)[0]) if args.source == "ours" else None
+    if floor:  # which trials count at the metric's floor, in the caption
+        with (args.out / f"{stem}_caption.md").open("a") as caption:
+            caption.write(f"- {floor}\n")
+    return written
 
 if __name__ == "__main__":
     sys.exit(run_main(main))

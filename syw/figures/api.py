@@ -21,6 +21,7 @@ import pandas as pd
 from syw.analysis.bands import Statistic, curve_name
 from syw.analysis.compare import Difference
 from syw.analysis.curves import Curve, Options, band_bounds, budgets, build, comparisons, leader_changes, table
+from syw.analysis.floors import Floor
 from syw.analysis.inputs import Trials
 from syw.analysis.latex import comparison_table, expected_max_table
 from syw.analysis.prepare import Prepared, prepare
@@ -52,10 +53,11 @@ def _frame(data, name: str) -> tuple[Trials, dict]:
 
 def read(data: Data, *, name: str = "trials", group: str | None = None, metric: str | None = None,
          duration: str | None = None, maximize: bool | None = None, study: str | Sequence[str] | None = None,
-         pick: str = "best", failed: str = "drop", test: str | None = None) -> Prepared:
+         pick: str = "best", failed: str = "drop", test: str | None = None, floor: Floor | None = None) -> Prepared:
     """The groups' scores of ``data`` (``syw.analysis.prepare.prepare``), the columns picked as ``syw curve``
     picks them unless given. ``maximize``: None takes the source's own direction, else higher is better;
-    ``name`` names an array, mapping or DataFrame in the report and in errors."""
+    ``name`` names an array, mapping or DataFrame in the report and in errors; ``floor``: scores beyond it
+    count at it (``syw.analysis.floors``)."""
     direction = None if maximize is None else ("max" if maximize else "min")
     if isinstance(data, (str, Path)) or (isinstance(data, Sequence) and data and isinstance(data[0], (str, Path))):
         sources, fixed = [str(d) for d in ([data] if isinstance(data, (str, Path)) else data)], {}
@@ -64,7 +66,7 @@ def read(data: Data, *, name: str = "trials", group: str | None = None, metric: 
         sources = [trials]
     return prepare(sources, studies=[study] if isinstance(study, str) else study, group=group or fixed.get("group"),
                    metric=metric or fixed.get("metric"), duration=duration, given_direction=direction, pick=pick,
-                   failed=failed, test=test)
+                   failed=failed, test=test, floor=floor)
 
 
 @dataclass(frozen=True)

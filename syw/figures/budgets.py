@@ -9,9 +9,12 @@ import pandas as pd
 
 from syw.analysis import Lead, budget_to_reach, crossovers, time_crossovers, time_leaders
 from syw.analysis.budget import RULE
+from syw.analysis.compare import sentence
 from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
+from syw.analysis.inference import compare
 from syw.core.units import human_duration
+from syw.figures.plot import interval_words
 from syw.figures.specs import FigureSpec
 
 PAPER_CLAIMS = {  # what the paper's text states, shown beside our numbers
@@ -59,6 +62,23 @@ def budget_rows(spec: FigureSpec, groups: list[Group], source: str) -> pd.DataFr
     return frame
 
 
+INTERVAL_RULE = ("95% interval: `syw.analysis.inference.budget_interval`, \"cannot be located\" where N trials cannot "
+                 "bound it (past the limit floor(N ln 2 / ln 40) of docs/syw.md)")
+
+
+def leader_confidence(groups: list[Group]) -> list[str]:
+    """Who leads each pair's curves at 95%, simultaneously over the budgets both have (``syw curve``'s comparison)."""
+    if len(groups) < 2:
+        return []
+    lines = ["Who leads at 95% (difference of the curves, simultaneous claims, `syw.analysis.inference.compare`):", ""]
+    for a, b in itertools.combinations(groups, 2):
+        if min(a.scores.size, b.scores.size) < 2:
+            lines.append(f"- {a.label} vs {b.label}: fewer than 2 trials, no comparison")
+            continue
+        lines.append(f"- {sentence(compare(a.scores, b.scores, (a.label, b.label)))}")
+    return lines
+
+
 def leads_by_time(spec: FigureSpec, groups: list[Group]) -> list:
     """:func:`syw.analysis.time_leaders` over the families of a time-axis figure (none with fewer than two timed)."""
     if spec.x != "time":
@@ -92,14 +112,17 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
                    f"{em.get(min(10, g.scores.size), np.nan):.4f} | {em.iloc[-1]:.4f} | {best:.4f} |")
     reach = frame[frame.statistic.str.startswith("budget_to_reach")]
     if not reach.empty:
-        out += ["", "Budget to reach a target (first n whose expected max >= target; rounded: both sides at 3 decimals):", "",
-                "| family | target | trials | time | trials (rounded) | time (rounded) |", "|---|---|---|---|---|---|"]
+        out += ["", "Budget to reach a target (first n whose expected max >= target; rounded: both sides at 3 decimals; "
+                f"{INTERVAL_RULE}):", "",
+                "| family | target | trials | time | trials (rounded) | time (rounded) | 95% interval (trials) |",
+                "|---|---|---|---|---|---|---|"]
         for (family, target), part in reach.groupby(["family", "target"], sort=False):
             exact = part[part.statistic == "budget_to_reach"].iloc[0]
             rounded = part[part.statistic == "budget_to_reach_rounded_3dp"].iloc[0]
             fmt = lambda v: "not reached" if v is None or pd.isna(v) else str(int(v))  # noqa: E731
             out.append(f"| {labels[family]} | {target:g} | {fmt(exact.trials)} | {human_duration(exact.seconds)} | "
-                       f"{fmt(rounded.trials)} | {human_duration(rounded.seconds)} |")
+                       f"{fmt(rounded.trials)} | {human_duration(rounded.seconds)} | "
+                       f"{interval_words(next(g.scores for g in groups if g.name == family), target)} |")
     cross = frame[frame.statistic.str.startswith("crossover")]
     out += ["", "Crossovers (the first family overtakes the second at this budget and leads until the same pair's next line, if any):", ""]
     if cross.empty:
@@ -108,6 +131,7 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
         leader, previous = row.family.split(" over ")
         where = f"n = {int(row.trials)} trials" if row.statistic == "crossover_trials" else f"t = {human_duration(row.seconds)}"
         out.append(f"- {labels[leader]} over {labels[previous]} at {where}")
+    out += ["", *leader_confidence(groups)]
     if leads := leads_in(frame):
         out += ["", leads_text(labels, leads)]
     if spec.number in PAPER_CLAIMS:

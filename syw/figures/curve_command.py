@@ -15,10 +15,12 @@ from pathlib import Path
 from syw.analysis.bands import parse_statistic, statistic_name
 from syw.analysis.compare import difference_table
 from syw.analysis.curves import Options, band_bounds, cost_table
+from syw.analysis.floors import Floor, sway_note
 from syw.analysis.forecast import MODELS, VERDICT
 from syw.analysis.prepare import check_targets
 from syw.analysis.rows import POLICIES
 from syw.core.entry import check_writable, naming, positive_int, run_main
+from syw.core.paths import CONF_DIR
 from syw.figures.api import GROUP, Curves, curves, read
 
 DESCRIPTION = """\
@@ -109,7 +111,11 @@ def parser() -> argparse.ArgumentParser:
                       help="Ray Tune: each trial's best (default) or last reported score")
     what.add_argument("--failed", choices=POLICIES, default="drop",
                       help="failed trials (a failed status; an empty, NaN or infinite score): left out (drop, "
-                           "default) or counted as their group's worst observed score (worst); the report counts them")
+                           "default), counted as their group's worst observed score (worst) or at --floor (floor); "
+                           "the report counts them")
+    what.add_argument("--floor", type=float, metavar="X",
+                      help="the score of a predictor that learned nothing (chance accuracy; perplexity: the vocabulary "
+                           "size): scores beyond it count at X, and the report counts them (docs/syw.md, floors)")
     draw = p.add_argument_group("what to draw and compute")
     draw.add_argument("--statistic", type=_statistic, default=None, metavar="mean|median|q=Q",
                       help="the curve: mean (Eq. 8, default), median or another quantile of the best of n "
@@ -251,12 +257,30 @@ def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, fold
     return paths
 
 
+def stated_floor(sources: list[str]) -> Floor | None:
+    """The floor of the suite's study whose records folder every source is (``results/<study>``, the study's
+    ``study.floor`` in conf/study/<study>.yaml, read with PyYAML: the light install has no omegaconf), else None."""
+    import yaml
+
+    floors = set()
+    for source in sources:
+        folder, config = Path(source), CONF_DIR / "study" / f"{Path(source).name}.yaml"
+        if not (folder.is_dir() and any(folder.glob("*.jsonl")) and config.is_file()):
+            return None
+        floor = (yaml.safe_load(config.read_text()).get("study") or {}).get("floor")
+        if floor is None:
+            return None
+        floors.add((float(floor["value"]), f"{floor['rule']}: study.floor of conf/study/{config.name}"))
+    return Floor(*floors.pop()) if len(floors) == 1 else None
+
+
 def curve(args: argparse.Namespace) -> int:
     """``syw curve``: read the trials, check the options, compute (``syw.figures.api``), write the tables,
     figures and report."""
     prepared = read(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
                     maximize=None if args.direction is None else args.direction == "max", pick=args.pick,
-                    failed=args.failed, test=args.test)
+                    failed=args.failed, test=args.test,
+                    floor=Floor(args.floor, "--floor") if args.floor is not None else stated_floor(args.trials))
     _check(args, prepared)
     options = _options(args, prepared.maximize)
     bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
@@ -265,7 +289,10 @@ def curve(args: argparse.Namespace) -> int:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)
     result = curves(prepared, options=options)
+    swayed = [n for c in result.curves if args.statistic is None and c.strategy is None
+              and (n := sway_note(c.name, c.scores, maximize=prepared.maximize))]
     diffs, notes = result.differences(tuple(args.compare) if args.compare else None)
+    notes = swayed + notes
     written = _tables(result, diffs, options, folder)
     if args.latex:
         written.append(folder / "tables.tex")

@@ -9,9 +9,11 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from syw.analysis import budget_to_reach, time_axis
+from syw.analysis.bands import tuning_curve
 from syw.analysis.compare import Difference, stretches
 from syw.analysis.cost import drawn_from
 from syw.analysis.curves import Curve
+from syw.analysis.floors import one_trial_decides
 from syw.core.units import human_duration
 from syw.figures.plot import (
     PALETTE,
@@ -89,6 +91,7 @@ def _plot_curve(ax, c: Curve, style: tuple, label: str, *, x: str, sd: bool, max
                 label=f"{label}: best so far ({c.strategy}, adaptive; {runs}, N = {c.scores.size})")
     else:
         ax.plot(xs, c.drawn, color=color, ls=linestyle, lw=1.8, label=f"{label} (N = {c.scores.size})")
+        _median_beside(ax, c, xs, color, label, maximize, extent)
     # from the curve's start to the best score seen (failed trials would squash the curves)
     extent.add(c.drawn.min() if maximize else c.scores.min(), c.scores.max() if maximize else c.drawn.max())
     if sd and c.quantile is None:
@@ -114,6 +117,15 @@ def _plot_curve(ax, c: Curve, style: tuple, label: str, *, x: str, sd: bool, max
         ax.fill_between(fx, c.forecast.low[past], c.forecast.high[past], color=color, alpha=0.08, lw=0)
         edges = np.concatenate([c.forecast.mean[past], c.forecast.low[past], c.forecast.high[past]])
         extent.add(np.nanmin(edges), np.nanmax(edges))
+
+
+def _median_beside(ax, c: Curve, xs: np.ndarray, color: str, label: str, maximize: bool, extent: _Extent) -> None:
+    """Beside a mean curve that one trial sways (``syw.analysis.floors.MEDIAN_RULE``), its median best of n, dotted."""
+    if c.quantile is not None or not one_trial_decides(c.scores, maximize=maximize):
+        return
+    median = tuning_curve(c.scores, np.arange(1, c.scores.size + 1), 0.5, maximize=maximize)
+    ax.plot(xs, median, color=color, ls=(0, (1, 1)), lw=1.4, label=f"{label}: median best of n (one trial sways its mean)")
+    extent.add(median.min(), median.max())
 
 
 def _target_lines(ax, curves: list[Curve], styles: dict, shown: dict[str, str], targets, *, x: str,

@@ -1,37 +1,46 @@
-"""Figure 5 and its budgets: case study 5, Melis, Dyer and Blunsom (2018) through Show Your Work's lens.
+"""The suite's Figure 5 and its budgets: case study 5, Melis, Dyer and Blunsom (2018) through Show Your Work's lens
+(the paper has no Figure 5; the suite's numbering follows its Figures 1-4).
 
 Panel (a): each cell's expected best validation perplexity of n random-search trials against n (Eq. 8
 with direction min: the expected minimum of n i.i.d. draws), shaded ±1 SD (section 3.3); beside a
 cell with GP-tuner runs (``results/<study>/gp/<family>.tuner_seed<k>.jsonl``) the runs' mean
 best-so-far in trial order, shaded ±1 SD across the runs: adaptive trials are no i.i.d. draws, so Eq. 8
 is never applied to them (``syw.analysis.adaptive``). Panel (b): the random-search curves against training
-time, n times the cell's mean duration (the convention of the paper's Figs. 2 and 4).
+time, n times the cell's mean duration (the convention of the paper's Figs. 2 and 4). A perplexity beyond the
+study's floor (``study.floor``: the uniform predictor's) counts at the floor, so every cell's curve is on the axes;
+where one trial still sways a cell's mean curve (:data:`syw.analysis.floors.MEDIAN_RULE`) its median is drawn too.
 :func:`write_budgets` writes the numbers of the same records to ``budgets_fig5.md``.
 """
 from __future__ import annotations
 
+import itertools
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib.ticker
 import numpy as np
 
 from syw.analysis import time_axis
 from syw.analysis.adaptive import BestSoFar, reaches_random, trials_saved, tuner_progress
-from syw.analysis.compare import leaders_by_n
+from syw.analysis.bands import tuning_curve
+from syw.analysis.compare import leaders_by_n, sentence
 from syw.analysis.curves import curve_of
+from syw.analysis.floors import MEDIAN_RULE, one_trial_decides
 from syw.analysis.group import Group
+from syw.analysis.inference import compare
 from syw.core.paths import REPO
 from syw.core.units import count, human_duration, score, spans, stretches_text
-from syw.experiments.space import load_family, study_config
+from syw.experiments.space import load_family, study_config, study_floor
 from syw.experiments.tuner import GP
 from syw.figures.plot import CEILING, PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
-from syw.figures.sources import study_rows, study_with_records
+from syw.figures.sources import floored_counts, study_rows, study_with_records
 
 STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"
 STUDIES = (STUDY, REDUCED)
 BUDGETS = (1, 5, 10)  # the budgets the table gives, besides each cell's N
 TITLE_WIDTH = 100  # characters of a title line that fit over both panels at its 9-point font
+LOG_SPAN = 4  # the y axis is logarithmic when what it draws spans more than this factor
 GP_LABEL = "shading of the GP tuner: ±1 SD across its runs, clipped to their observed values"
 
 
@@ -44,10 +53,19 @@ class Cell:
     failed: int
     tuner: BestSoFar | None  # mean best-so-far over the GP runs (lower is better)
     tuner_values: np.ndarray | None  # every finished GP trial's value, for clipping its shading
+    floored: int = 0  # ok trials counted at the study's floor instead of their recorded perplexity
+    floor: float | None = None  # the study's floor (study.floor), when it states one
 
     def curve(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """n = 1..N, the expected minimum of n trials (Eq. 8, direction min) and its SD."""
         return curve_of(self.group, maximize=False).upto()
+
+    def median(self) -> np.ndarray | None:
+        """The median best of n (q = 0.5, lower is better) when one trial sways the mean curve (MEDIAN_RULE), else None."""
+        scores = self.group.scores
+        if not one_trial_decides(scores, maximize=False):
+            return None
+        return tuning_curve(scores, np.arange(1, scores.size + 1), 0.5, maximize=False)
 
 
 def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
@@ -55,12 +73,14 @@ def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
     study = study or study_with_records(results, STUDY, REDUCED)
     families = study_config(study)["families"]
     parts, failed = study_rows(study, results)
+    floors, floor = floored_counts(parts), study_floor(study)
     out = []
     for name, part in parts.items():
         group = Group(name, part["value"].to_numpy(float), part["duration_seconds"].to_numpy(float),
                       load_family(families[name], name=name).label)
         tuner = tuner_progress(results / study, name, GP)
-        out.append(Cell(group, part["trial"].to_numpy(int), failed.get(name, 0), *(tuner or (None, None))))
+        out.append(Cell(group, part["trial"].to_numpy(int), failed.get(name, 0), *(tuner or (None, None)),
+                        floored=floors[name], floor=None if floor is None else floor.value))
     return study, out
 
 
@@ -74,7 +94,8 @@ def counts(cells_: list[Cell]) -> str:
 
 def title(study: str, cells_: list[Cell]) -> str:
     """The study, its trial counts and its ``reduced`` line, wrapped to fit over both panels."""
-    lines = [f"Penn Treebank: Figure 5 (Melis et al. 2018, case study 5) from our records ({study})",
+    lines = [f"Penn Treebank: the suite's Figure 5, case study 5 of Melis et al. 2018 (the paper has no Figure 5), "
+             f"from our records ({study})",
              *textwrap.wrap(counts(cells_), TITLE_WIDTH)]
     reduced = study_config(study).get("reduced")
     return "\n".join(lines + (textwrap.wrap(reduced, TITLE_WIDTH) if reduced else []))
@@ -99,6 +120,10 @@ def _panel(ax, cells_: list[Cell], own: dict, x: str, limit: float) -> tuple[lis
         colour, line = own[c.group.name]
         ax.plot(xs, mean, color=colour, ls=line, lw=1.8, label=f"{c.group.label} (N = {ns.size})" if x == "trials" else None)
         low, high = shade_sd(ax, xs, mean, sd, c.group.scores, colour, where=mean <= limit)
+        median = c.median()
+        if median is not None:
+            ax.plot(xs, median, color=colour, ls=":", lw=1.6,
+                    label=f"{c.group.label}: median best of n (one trial sways its mean)" if x == "trials" else None)
         ends.append(xs)
         lows.append(low)
         highs.append(high)
@@ -116,16 +141,22 @@ def _tuner(ax, c: Cell, colour: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def curves(cells_: list[Cell], tuner: bool = True) -> list[tuple[str, np.ndarray]]:
-    """Each curve drawn, named: the cells' Eq. 8 curves and (with ``tuner``, panel (a)) the GP runs' mean best-so-far."""
-    return [(c.group.name, c.curve()[1]) for c in cells_] + [
+    """Each curve drawn, named: the cells' Eq. 8 curves (and medians, :meth:`Cell.median`) and (with ``tuner``,
+    panel (a)) the GP runs' mean best-so-far."""
+    medians = [(f"{c.group.name}, median", m) for c in cells_ if (m := c.median()) is not None]
+    return [(c.group.name, c.curve()[1]) for c in cells_] + medians + [
         (f"{c.group.name}, GP tuner", c.tuner.mean) for c in cells_ if c.tuner and tuner]
 
 
 def ceiling(cells_: list[Cell]) -> float:
     """The most the y axis reaches: ``CEILING`` times the lowest point of any curve. Eq. 8 is a mean over a cell's
     trials in which a diverged one (a perplexity of 1e34, say) weighs at every n; drawn to scale, its curve
-    would flatten every other, so a curve above the ceiling is named at the axes' top edge instead."""
-    return CEILING * float(np.nanmin(np.concatenate([values for _, values in curves(cells_)])))
+    would flatten every other, so a curve above the ceiling is named at the axes' top edge instead. Cells whose
+    scores are bounded by a floor (:func:`syw.figures.sources.study_rows`) are drawn whole: the ceiling reaches their
+    highest Eq. 8 point."""
+    lowest = CEILING * float(np.nanmin(np.concatenate([values for _, values in curves(cells_)])))
+    bounded = [float(np.nanmax(c.curve()[1])) for c in cells_ if c.floor is not None]
+    return max([lowest, *bounded])
 
 
 def off_scale(cells_: list[Cell], limit: float, tuner: bool = True) -> list[tuple[str, str, float, float]]:
@@ -143,7 +174,14 @@ def _fit(ax, cells_: list[Cell], edges: tuple[list, list], colours: dict[str, st
     """y limits over what is drawn up to ``limit`` (:func:`ceiling`); each curve above it named in its colour at the top edge."""
     lows, highs = edges
     drawn = np.concatenate(highs + [values for _, values in curves(cells_, tuner)])
-    fit_y(ax, float(np.nanmin(np.concatenate(lows))), float(np.nanmax(drawn[drawn <= limit])), [])
+    bottom, top = float(np.nanmin(np.concatenate(lows))), float(np.nanmax(drawn[drawn <= limit]))
+    fit_y(ax, bottom, top, [])
+    if top > LOG_SPAN * bottom > 0:  # a floored cell's first trials: on a linear axis they would flatten the rest
+        ax.set_yscale("log")
+        ax.set_ylim(bottom / 1.05, top * 1.05)
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     for k, (name, where, high, low) in enumerate(off_scale(cells_, limit, tuner)):
         ax.annotate(f"↑ {name} above the axis at n = {where} ({score(high)} to {score(low)})", xy=(0.99, 0.98 - 0.06 * k),
                     xycoords="axes fraction", ha="right", va="top", fontsize=7, color=colours[name])
@@ -162,6 +200,7 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
             lows.append(low)
             highs.append(high)
     colours = {c.group.name: own[c.group.name][0] for c in cells_} | {f"{k}, GP tuner": v for k, v in tuned.items()}
+    colours |= {f"{c.group.name}, median": own[c.group.name][0] for c in cells_}
     _fit(by_n, cells_, (lows, highs), colours, limit, tuner=True)
     end_at_trials(by_n, ends)
     if max(e[-1] for e in ends) > 50:
@@ -175,9 +214,12 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
     by_time.set_xscale("log")
     time_ticks(by_time)
     by_time.set_xlabel("Training time (n trials × the cell's mean duration)")
-    for ax, tag in ((by_n, "(a)"), (by_time, "(b)")):
+    panels = ((by_n, "(a) random search: expected minimum of n trials (Eq. 8)"
+               + ("; GP tuner: mean best-so-far" if tuned else "")),
+              (by_time, "(b) random search: expected minimum of n trials (Eq. 8), against training time"))
+    for ax, name in panels:
         ax.set_ylabel("Expected best validation perplexity (lower is better)")
-        ax.set_title(f"{tag} random search: expected minimum of n trials (Eq. 8)", fontsize=8)
+        ax.set_title(name, fontsize=8)
         ax.grid(alpha=0.3, lw=0.5)
     fig.suptitle(title(study, cells_), fontsize=9)
     extra = [Swatch([own[c.group.name][0] for c in cells_], SD_LABEL)]
@@ -200,6 +242,7 @@ def caption(study: str, cells_: list[Cell], out_stem: Path, limit: float) -> Pat
         lines.append(f"- Above the axis, which reaches at most {CEILING} times the lowest point of any curve "
                      f"({score(limit)}): {name} at n = {where}, from {score(high)} to {score(low)}. Eq. 8 is a mean "
                      "over a cell's trials in which a diverged trial weighs at every n; drawn to scale, it would flatten every other curve.")
+    lines += floor_lines(study, cells_)
     for c in cells_:
         if c.failed:
             lines.append(f"- {c.group.name}: {c.failed} failed trial(s), not part of its curve.")
@@ -213,6 +256,19 @@ def caption(study: str, cells_: list[Cell], out_stem: Path, limit: float) -> Pat
     path = out_stem.parent / f"{out_stem.name}_caption.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def floor_lines(study: str, cells_: list[Cell]) -> list[str]:
+    """The caption's lines on the study's floor (how many trials count at it, per cell) and on the median curves."""
+    floor = study_floor(study)
+    lines = []
+    if floor is not None:
+        counted = "; ".join(f"{c.group.name} {c.floored}" for c in cells_ if c.floored) or "none"
+        lines.append(f"- Floor, by the metric's rule (`study.floor` of the study's config): {floor.describe(False)}; trials "
+                     f"counted at it: {counted}. Eq. 8 is a mean in which one diverged trial weighs at every n.")
+    medians = [c.group.name for c in cells_ if c.median() is not None]
+    lines.append(f"- {MEDIAN_RULE} Dotted: " + (", ".join(medians) if medians else "none (no cell's mean is swayed so)") + ".")
+    return lines
 
 
 def write(results: Path, out: Path) -> list[Path]:
@@ -245,14 +301,16 @@ def saves(c: Cell) -> str:
 def budget_markdown(study: str, cells_: list[Cell]) -> str:
     """Per cell: trials, best perplexity, expected best at n = 1, 5, 10, N, the leader at each n and the GP tuner's saving."""
     fmt = lambda v: "-" if v is None or not np.isfinite(v) else score(v)  # noqa: E731
-    out = [f"## Figure 5: study `{study}` (ours; case study 5, Melis et al. 2018)", "",
+    floor = study_floor(study)
+    out = [f"## The suite's Figure 5: study `{study}` (ours; case study 5, Melis et al. 2018)", "",
            "Validation perplexity, lower is better. Random search: the expected best of n trials is the expected minimum of "
            "n i.i.d. draws (Eq. 8, direction min). GP tuner: the mean over its runs of the best-so-far in trial order (no "
-           "Eq. 8: adaptive trials are no i.i.d. draws), ± the SD across runs.", "",
-           "| cell | ok trials | failed | mean duration | best perplexity (trial) |", "|---|---|---|---|---|"]
+           "Eq. 8: adaptive trials are no i.i.d. draws), ± the SD across runs."
+           + (f" Floor, stated in the study's config: {floor.describe(False)}." if floor else ""), "",
+           "| cell | ok trials | failed | at the floor | mean duration | best perplexity (trial) |", "|---|---|---|---|---|---|"]
     for c in cells_:
         best = int(np.argmin(c.group.scores))
-        out.append(f"| {c.group.name}: {c.group.label} | {c.group.scores.size} | {c.failed} | "
+        out.append(f"| {c.group.name}: {c.group.label} | {c.group.scores.size} | {c.failed} | {c.floored} | "
                    f"{human_duration(c.group.mean_duration)} | {score(c.group.scores[best])} (trial {c.trials[best]}) |")
     tuned = [c for c in cells_ if c.tuner]
     sizes = {c.group.scores.size for c in cells_}
@@ -267,10 +325,21 @@ def budget_markdown(study: str, cells_: list[Cell]) -> str:
         out.append(f"| {n}{' (N)' if n in sizes else ''} | " + " | ".join(fmt(v) for v in values.values())
                    + "".join(f" | {g}" for g in gp) + f" | {min(ahead, key=ahead.get)} |")
     out += ["", "Leader by n (lowest expected best, random search, n = 1 to the smallest N): "
-            + stretches_text(leaders(cells_)) + "."]
+            + stretches_text(leaders(cells_)) + ".", "", *leader_confidence(cells_)]
     out += ["", *(f"Trials the GP tuner saves, {saves(c)}" for c in tuned)] if tuned else [
         "", f"No GP-tuner runs with a finished trial in `{study}/{GP}/`: no best-so-far column."]
     return "\n".join(out) + "\n"
+
+
+def leader_confidence(cells_: list[Cell]) -> list[str]:
+    """Who leads each pair of cells at 95%, simultaneously over the budgets both have (``syw curve``'s comparison,
+    lower is better), with the limit of assumption-free claims."""
+    lines = ["Who leads at 95% (difference of the random-search curves, simultaneous claims, "
+             "`syw.analysis.inference.compare`, lower is better):", ""]
+    for a, b in itertools.combinations(cells_, 2):
+        names = (a.group.name, b.group.name)
+        lines.append(f"- {sentence(compare(a.group.scores, b.group.scores, names, maximize=False))}")
+    return lines
 
 
 def write_budgets(results: Path, out: Path) -> Path:

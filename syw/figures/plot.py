@@ -26,6 +26,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from syw.analysis import budget_to_reach, time_axis  # noqa: E402
 from syw.analysis.cost import ROUND_DURATIONS, round_time_ticks  # noqa: E402,F401 (ROUND_DURATIONS: the ticks there are)
 from syw.analysis.curves import curve_of  # noqa: E402
+from syw.analysis.inference import budget_interval  # noqa: E402
 from syw.core.units import human_duration  # noqa: E402
 from syw.figures.specs import FigureSpec  # noqa: E402
 
@@ -304,9 +305,21 @@ def draw(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path, n_ma
 
 
 def short_title(title: str, out_stem: Path) -> str:
-    """At most two lines over the plot: the first line of ``title``, and where the rest is when there is more."""
+    """At most two lines over the plot: the first line of ``title``, and where the rest is when there is more
+    (a study's ``REDUCED: ...`` line keeps its first word there: the image says it was reduced)."""
     lines = title.splitlines()
-    return title if len(lines) <= 2 else f"{lines[0]}\nmore in {out_stem.name}_caption.md"
+    if len(lines) <= 2:
+        return title
+    reduced = "REDUCED study: what was reduced is " if any(line.startswith("REDUCED") for line in lines[1:]) else ""
+    return f"{lines[0]}\n{reduced or 'more '}in {out_stem.name}_caption.md"
+
+
+def interval_words(scores: np.ndarray, target: float, maximize: bool = True) -> str:
+    """The 95% interval of the trials needed to reach ``target`` (``syw.analysis.inference.budget_interval``), in words."""
+    found = budget_interval(scores, target, maximize=maximize)
+    if found.high is None:
+        return f"{found.low} to beyond {found.limit}: cannot be located with {scores.size} trials"
+    return f"{found.low}-{found.high}"
 
 
 def write_caption(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path) -> Path:
@@ -322,7 +335,9 @@ def write_caption(spec: FigureSpec, groups: list[Group], title: str, out_stem: P
         lines.append(f"- Dashed line: {value:g}, the number first published for {family} (an arrow names it when "
                      "it lies far off the curves).")
     if spec.guide:
-        lines.append(f"- Dotted: where {spec.guide[0]} first reaches {spec.guide[1]:g} ({spec.guide_source}).")
+        lines.append(f"- Dotted: where {spec.guide[0]} first reaches {spec.guide[1]:g} ({spec.guide_source})"
+                     + "".join(f"; the 95% interval of that budget: {interval_words(g.scores, spec.guide[1])}"
+                               for g in groups if g.name == spec.guide[0]) + ".")
     path = out_stem.parent / f"{out_stem.name}_caption.md"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from syw.analysis.curves import curve_of
+from syw.analysis.floors import apply_floor
 from syw.analysis.group import Group
 from syw.figures.readme_data import FactError, Study, Trials, check_names, conditions, field, matches, paper_study, read_study
 
@@ -79,7 +80,8 @@ class Args:
         rows, where = self.paired(trials), conditions(self.get("where"))
         if check:
             check_names(rows, where, trials.family)
-        return Trials(trials.family, trials.label, tuple(r for r in rows if matches(r, where)), trials.maximize, trials.source)
+        return Trials(trials.family, trials.label, tuple(r for r in rows if matches(r, where)), trials.maximize, trials.source,
+                      trials.floor)
 
     def each(self) -> list[Trials]:
         """Every family of the study, filtered by ``where`` (whose keys one family at least must have)."""
@@ -105,8 +107,8 @@ SCALES = ("log",)
 def curve(trials: Trials, n_max: int | None = None, scale: str | None = None) -> np.ndarray:
     """Eq. 8 at n = 1..min(n_max, N) for the family's values; with ``scale="log"`` Eq. 8 of their natural
     logarithms, written back as exp(.) (for a perplexity: the expected best cross-entropy, as a perplexity),
-    on which one diverged trial weighs its logarithm, not its value."""
-    values = np.asarray(values_of(trials), dtype=float)
+    on which one diverged trial weighs its logarithm, not its value. A value beyond the study's floor counts at it."""
+    values = np.asarray(apply_floor(values_of(trials), trials.floor, maximize=trials.maximize)[0], dtype=float)
     if scale is None:
         return curve_of(Group(trials.family, values), trials.maximize).upto(n_max)[1]
     if scale not in SCALES:

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from syw.core.records import study_records
-from syw.experiments.space import load_family, study_config
+from syw.experiments.space import load_family, study_config, study_floor
 from syw.figures import sources
 from syw.figures.sources import paper_groups, shared_paper_file
 from syw.figures.specs import FIGURES, FigureSpec
@@ -56,6 +56,7 @@ class Trials:
     rows: tuple[dict[str, Any], ...]
     maximize: bool
     source: str  # "ours" or "paper"
+    floor: float | None = None  # our study's floor (study.floor): curves count a value beyond it at it
 
 
 @dataclass(frozen=True)
@@ -92,16 +93,16 @@ def read_study(folder: Path) -> Study:
     name = str(records[0].get("study") or folder.name)
     spec = figure_of(name)
     try:
-        order = list(study_config(name)["families"])
+        order, floor = list(study_config(name)["families"]), study_floor(name)
     except (FileNotFoundError, KeyError, ValueError):
-        order = []
+        order, floor = [], None
     names = [f for f in order if f in per_file] + [f for f in per_file if f not in order]
     families = {}
     for family in names:
         ok = tuple(r for r in per_file[family] if r["status"] == "ok")
         first = per_file[family][0] if per_file[family] else {}
         families[family] = Trials(family, _label(first.get("family_file"), family, spec), ok,
-                                  first.get("direction", "max") != "min", "ours")
+                                  first.get("direction", "max") != "min", "ours", None if floor is None else floor.value)
     return Study(name, folder, families)
 
 

@@ -20,6 +20,8 @@ the keys each takes; each function's docstring says more):
   spread under ``syw reseed``, and the gap between two families against it; case study 5).
 - ``wall``, ``clock`` (run.log: wall time, a command's start or end), ``span`` (first trial's start to
   last one's end), ``commits``, ``parallel`` (most trials running at once), ``squad_dev`` (a predictions file scored on SQuAD dev).
+- ``verdict`` (docs/verdicts.md's verdict on a claim for the study), ``majority`` (a split's most frequent
+  label's share): :mod:`syw.figures.readme_claims`.
 
 Keys every fact takes: ``study`` (a folder under results/, default the README's), ``times`` (a
 number to multiply a numeric fact by, e.g. the dev set's size: an accuracy as sentences right),
@@ -46,6 +48,7 @@ from syw.analysis.selected import selected_test
 from syw.core.units import stretches_text
 from syw.experiments.tuner import GP
 from syw.figures.readme_args import Args, best_row, curve, every_row, values_of
+from syw.figures.readme_claims import CLAIM_FACTS
 from syw.figures.readme_data import FactError, Trials, entry, field, run_segments, squad_scores
 from syw.figures.readme_format import Value, field_kind, render
 from syw.figures.seeds import best_assignments, gap_rows, seed_rows
@@ -356,6 +359,7 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "parallel": (parallel, COMMON | {"where"}),
     "span": (span, COMMON | {"family", "where"}),
     "squad_dev": (squad_dev, COMMON | {"file", "of"}),
+    **CLAIM_FACTS,  # verdict, majority: syw.figures.readme_claims
 }
 
 

@@ -8,13 +8,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from syw.analysis.floors import Floor, apply_floor
 from syw.analysis.group import Group
 from syw.analysis.table import finite_column
 from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO
 from syw.core.records import load_study
 from syw.data.fetch import fetch, file_digest
-from syw.experiments.space import load_family, study_config
+from syw.experiments.space import load_family, study_config, study_floor
 from syw.figures.specs import URL, FigureSpec, PaperFile
 
 PAPER_DIR = REPO / "results" / "paper"
@@ -43,8 +44,10 @@ def study_rows(study: str, results_dir: Path = REPO / "results") -> tuple[dict[s
     Every family of the study must have ok trials with finite values and durations: a family file
     that is missing raises ``FileNotFoundError``, one that is empty or holds no ok trial or a bad
     number raises :class:`DataError`, each naming the file. A figure never leaves a family out.
+    A value beyond the study's floor (``study.floor``) counts at the floor; ``raw_value`` keeps the recorded one.
     """
     cfg = study_config(study)
+    floor, maximize = study_floor(study), cfg.get("direction", "max") == "max"
     folder = Path(results_dir) / study
     frame, failed = load_study(folder)
     parts = {}
@@ -60,8 +63,29 @@ def study_rows(study: str, results_dir: Path = REPO / "results") -> tuple[dict[s
         part = part.set_axis([f"trial {t}" for t in part["trial"]])
         for column in ("value", "duration_seconds"):
             finite_column(part, column, str(path))
-        parts[name] = part
+        parts[name] = floored(part, floor, maximize)
     return parts, failed
+
+
+def floored(part: pd.DataFrame, floor: Floor | None, maximize: bool) -> pd.DataFrame:
+    """``part`` with each ``value`` beyond ``floor`` set to it, the recorded value kept as ``raw_value``."""
+    values, _ = apply_floor(part["value"].to_numpy(float), None if floor is None else floor.value, maximize=maximize)
+    return part.assign(raw_value=part["value"].to_numpy(float), value=values)
+
+
+def floored_counts(parts: dict[str, pd.DataFrame]) -> dict[str, int]:
+    """Per family of :func:`study_rows`: how many ok trials count at the study's floor instead of their recorded value."""
+    return {name: int((part["value"] != part["raw_value"]).sum()) for name, part in parts.items()}
+
+
+def floor_text(study: str, parts: dict[str, pd.DataFrame]) -> str | None:
+    """The study's floor and how many trials of each family count at it (:func:`study_rows`'s ``parts``), or None."""
+    floor = study_floor(study)
+    if floor is None:
+        return None
+    counted = "; ".join(f"{name} {n}" for name, n in floored_counts(parts).items() if n) or "none"
+    maximize = study_config(study).get("direction", "max") == "max"
+    return f"Floor (study.floor): {floor.describe(maximize)}; trials counted at it: {counted}."
 
 
 def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[str, str] | None = None) -> list[Group]:
@@ -70,6 +94,10 @@ def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[
     parts, failed = study_rows(study, results_dir)
     for name, count in failed.items():
         print(f"note: {count} failed trial(s) of {study}/{name} are not part of its curve", file=sys.stderr)
+    floor = study_floor(study)
+    for name, count in floored_counts(parts).items():
+        if count:
+            print(f"note: {count} trial(s) of {study}/{name} count at the floor {floor.value:g} ({floor.rule})", file=sys.stderr)
     groups = []
     for name, part in parts.items():
         label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label

@@ -1,6 +1,6 @@
 """Section 5 of ``docs/verdicts.md``: case study 5 (Melis, Dyer and Blunsom 2018) read off our records.
 
-Three questions of issue 36's bar, each answered by the rule in :data:`RULES` on each study's records
+Four questions (issue 36's bar; the seed noise apart from the gaps, issue 62), each answered by the rule in :data:`RULES` on each study's records
 (``results/<study>/<family>.jsonl`` random search, ``gp/<family>.tuner_seed<k>.jsonl`` GP-tuner runs,
 ``reseed/<source>.jsonl`` seed reruns): random search's Eq. 8 curves with direction min and the GP
 tuner's mean best-so-far come from :func:`syw.figures.fig5.cells`, the seed spread and the gaps from
@@ -22,7 +22,7 @@ from syw.core.units import count, score, spans, stretches_text
 from syw.experiments.space import study_config
 from syw.experiments.tuner import GP
 from syw.figures import fig5
-from syw.figures.seeds import MELIS_RATIO, MELIS_ROBUST_GAP, MELIS_SEED_SD, gap_rows, seed_rows
+from syw.figures.seeds import MELIS_RATIO, MELIS_ROBUST_GAP, MELIS_SEED_SD, best_assignments, gap_rows, seed_rows
 from syw.figures.sources import has_records
 
 STUDIES = fig5.STUDIES
@@ -30,6 +30,7 @@ LSTM = "lstm"  # the family whose lead question 1 asks about (``lstm``, ``lstm_2
 COMMAND = (f"`make study5-reduced` runs `syw run study={fig5.REDUCED}`, the three GP-tuner runs of the LSTM "
            f"(`syw run study={fig5.REDUCED} family=lstm strategy={GP} tuner.seed=k`, k = 0, 1, 2) and "
            f"`syw reseed study={fig5.REDUCED}`")
+ABOUT = 1.5  # "about": within this factor, as docs/verdicts.md's budgets
 RULES = (
     "Validation perplexity, lower is better; cells are compared within one parameter budget (`lstm`, `rhn`, `nas`; "
     "`lstm_24m`, `rhn_24m`, `nas_24m`). (1) On random search's expected best of n trials (Eq. 8, direction min) at "
@@ -39,7 +40,9 @@ RULES = (
     "smallest at which that mean is at or below random search's expected best at N (n up to N and the shortest "
     "run); saving at least one trial supports the claim, saving none contradicts it (runs shorter than N that do not "
     "reach it cannot test it); also given: at how many n of 1 to min(N, the shortest run) the mean is at or below "
-    "random search's curve. (3) Each cell's best random-search assignment rerun with new seeds (`syw reseed`): a gap "
+    "random search's curve. (3) Each cell's best random-search assignment rerun with new seeds (`syw reseed`): "
+    f"the sample SD of its reruns is about {MELIS_SEED_SD} perplexity when within a factor {ABOUT:g} of it; every cell's "
+    "supports the claim, any cell's outside contradicts it. (4) With the same reruns, a gap "
     "between two cells (the difference of their rerun means) is robust when it is at least "
     f"{MELIS_RATIO:.3g} times their pooled seed SD (root mean square of the two sample SDs; Melis et al.'s "
     f"{MELIS_ROBUST_GAP} over {MELIS_SEED_SD}, the rule of `syw seeds`); every pair robust supports the claim, "
@@ -50,8 +53,10 @@ QUESTIONS = (
     "budget?",
     "A batched-GP-bandit tuner is more efficient than grid search with few hyperparameters (section 5.1); here "
     "against random search. How many trials does the GP tuner save (LSTM)?",
-    f"Seed noise is about {MELIS_SEED_SD} perplexity on PTB and a gap of {MELIS_ROBUST_GAP} is robust (section 7.2, "
-    "Model Selection). Do the gaps between cells exceed the seed spread?",
+    f"Seed noise is about {MELIS_SEED_SD} perplexity on PTB (section 7.2, Model Selection). Is each cell's seed SD "
+    f"about {MELIS_SEED_SD}?",
+    f"A gap of {MELIS_ROBUST_GAP} perplexity, {MELIS_RATIO:.3g} seed SDs, is robust (section 7.2). Do the gaps between "
+    f"cells exceed {MELIS_RATIO:.3g} pooled seed SDs?",
 )
 Answer = tuple[str, str]  # the evidence in words and the verdict
 
@@ -122,8 +127,25 @@ def _pair(g) -> str:
     return head + f"{g.ratio:.2f} SDs, " + ("robust" if g.robust else "not robust")
 
 
+def seed_noise(study: str, results: Path, cells_: list[fig5.Cell]) -> Answer:
+    """Question 3: each cell's seed SD (its best assignment's reruns) against Melis et al.'s noise of about 0.4 perplexity."""
+    try:
+        rows = seed_rows(results / study)
+    except FileNotFoundError:
+        return _missing(f"no seed reruns in results/{study}/reseed/; `syw reseed study={study}` writes them")
+    best = best_assignments(rows[rows.group.isin([c.group.name for c in cells_])])
+    text = "; ".join(f"{r.group} SD {r.sd:.2f} over {count(r.reruns, 'rerun')} (trial {r.trial})" for r in best.itertuples()) or "-"
+    absent = [c.group.name for c in cells_ if c.group.name not in set(best.group)]
+    if absent:
+        return _missing(f"no seed reruns of {', '.join(absent)} in results/{study}/reseed/", text)
+    if best.sd.isna().any():
+        return _missing("a cell's seed SD is undetermined (fewer than two ok reruns)", text)
+    about = all(MELIS_SEED_SD / ABOUT <= sd <= MELIS_SEED_SD * ABOUT for sd in best.sd)
+    return text, "supports" if about else "contradicts"
+
+
 def seed_gaps(study: str, results: Path, cells_: list[fig5.Cell]) -> Answer:
-    """Question 3: each pair of cells' gap between their best assignments' rerun means against their seed spread."""
+    """Question 4: each pair of cells' gap between their best assignments' rerun means against their seed spread."""
     try:
         rows = seed_rows(results / study)
     except FileNotFoundError:
@@ -143,12 +165,13 @@ def seed_gaps(study: str, results: Path, cells_: list[fig5.Cell]) -> Answer:
 
 
 def answers(study: str, results: Path) -> list[Answer]:
-    """The three questions' evidence and verdicts on ``study``'s records (:data:`RULES`)."""
+    """The four questions' evidence and verdicts on ``study``'s records (:data:`RULES`)."""
     if not has_records(results, study):
         return [_missing(f"no records in results/{study}")] * len(QUESTIONS)
     try:
         _, cells_ = fig5.cells(results, study)
-        found = [lead(cells_), gp_saving(study, cells_), seed_gaps(study, results, cells_)]
+        found = [lead(cells_), gp_saving(study, cells_), seed_noise(study, results, cells_),
+                 seed_gaps(study, results, cells_)]
     except (FileNotFoundError, DataError, RecordError) as err:
         return [_missing(str(err).replace(f"{REPO}/", "").replace(f"{results}/", "results/"))] * len(QUESTIONS)
     reduced = study_config(study).get("reduced")

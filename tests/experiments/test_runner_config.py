@@ -51,6 +51,11 @@ def test_bad_per_family_trial_counts(tmp_path, override, key):
     assert f": {key}: " in _bad(tmp_path, "study=toy", override)
 
 
+@pytest.mark.parametrize("override", ["+study.floor=0.2", "+study.floor={value: x, rule: chance}", "+study.floor={value: 0.2}"])
+def test_a_floor_is_a_number_and_its_rule(tmp_path, override):
+    assert ": study.floor: must be {value: <number>, rule: <where it comes from>}" in _bad(tmp_path, "study=toy", override)
+
+
 @pytest.mark.parametrize("override, problem", [
     ("only=3", "must be null or a list of distinct trial indices >= 0, e.g. [3, 7], got 3"),
     ("only=[]", "must be null or a list of distinct trial indices >= 0"),

@@ -102,9 +102,11 @@ def test_the_cell_with_uniformly_lower_perplexity_leads_and_the_table_is_the_rec
     text = fig5.budget_markdown(*fig5.cells(write_melis(tmp_path / "results").parent))
     assert row(text, "1") == ["1", "125.00", "175.00", "95.00", "nas"]
     assert "Leader by n (lowest expected best, random search, n = 1 to the smallest N): nas at n = 1-4." in text
-    assert row(text, "lstm: LSTM (Melis et al. 2018; REDUCED to 2M weights, 2 epochs)")[1:] == ["4", "1", "1.0 min", "100.00 (trial 1)"]
-    assert row(text, "nas: NAS (Melis et al. 2018; REDUCED to 2M weights, 2 epochs)")[4] == "70.00 (trial 1)"
+    assert row(text, "lstm: LSTM (Melis et al. 2018; REDUCED to 2M weights, 2 epochs)")[1:] == ["4", "1", "0", "1.0 min", "100.00 (trial 1)"]
+    assert row(text, "nas: NAS (Melis et al. 2018; REDUCED to 2M weights, 2 epochs)")[5] == "70.00 (trial 1)"
     assert "No GP-tuner runs with a finished trial in `ptb_melis_reduced/gp/`" in text
+    # NAS is the LSTM's trials less 30: at n = 1 Welch's t on 4 trials each (SD 26.5), t = 1.6, no leader at 95%
+    assert "- Mean curves, lstm vs nas (n = 1 to 4, simultaneous claims): they cannot be told apart for n in [1, 4]" in text
 
 
 def test_fig5_draws_both_panels_falling_and_says_what_it_shows(tmp_path, monkeypatch):
@@ -128,7 +130,32 @@ def test_fig5_draws_both_panels_falling_and_says_what_it_shows(tmp_path, monkeyp
     assert "REDUCED: 2M weights" in caption and "lstm: 1 failed trial(s)" in caption and "mean of 3 independent runs" in caption
 
 
-def test_a_diverged_trial_is_named_above_the_axis_and_the_others_keep_their_scale(tmp_path, monkeypatch):
+def test_a_diverged_trial_counts_at_the_floor_and_every_cell_is_drawn(tmp_path, monkeypatch):
+    results, out = tmp_path / "results", tmp_path / "out"
+    folder = write_melis(results)
+    write_family(folder, "rhn", [180.0, 150.0, 210.0, 1e34], 120.0)  # RHN's trial 3 diverged: 10,000 (ptb's floor)
+    drawn = kept(monkeypatch)
+    assert cli.main(["fig5", "--results", str(results), "--out", str(out)]) == 0
+    by_n, by_time = drawn[-1].axes
+    first = (10000 + 180 + 150 + 210) / 4  # Eq. 8 at n = 1: the mean, the diverged trial at the floor
+    rhn = next(line for line in by_n.get_lines() if line.get_label().startswith("RHN") and line.get_linestyle() == "-")
+    assert rhn.get_ydata()[0] == pytest.approx(first) and not by_n.texts and not by_time.texts
+    assert by_n.get_ylim()[1] >= first and by_n.get_yscale() == "log"  # 2,635 over NAS's 70: more than LOG_SPAN
+    # Leaving out the floored trial moves the mean at n = 1 by 2,635 - 180, more than the range of the rest (60):
+    # the median is drawn too; at n = 1 it is the median trial (the lower of the middle two, 180: F(180) = 0.5).
+    median = next(line for line in by_n.get_lines() if line.get_linestyle() == ":")
+    assert median.get_ydata()[0] == 180 and median.get_ydata()[-1] == 150 and "median best of n" in median.get_label()
+    caption = (out / "fig5_caption.md").read_text()
+    assert "count at 10000; trials counted at it: rhn 1." in caption and "Dotted: rhn." in caption
+    text = fig5.budget_markdown(*fig5.cells(results))
+    assert row(text, "rhn: RHN (Melis et al. 2018, depth 5; REDUCED to 2M weights, 2 epochs)")[1:4] == ["4", "0", "1"]
+    assert f"| 1 | 125.00 | {first:.2f} | " in text
+
+
+def test_without_a_floor_a_diverged_trial_is_named_above_the_axis(tmp_path, monkeypatch):
+    from syw.figures import sources
+    for module in (fig5, sources):
+        monkeypatch.setattr(module, "study_floor", lambda study: None)
     results, out = tmp_path / "results", tmp_path / "out"
     folder = write_melis(results)
     write_family(folder, "rhn", [180.0, 150.0, 210.0, 1e34], 120.0)  # RHN's trial 3 diverged
@@ -139,9 +166,9 @@ def test_a_diverged_trial_is_named_above_the_axis_and_the_others_keep_their_scal
     first, last = (1e34 + 180 + 150 + 210) / 4, 1e34 / 4 ** 4 + 210 * (2 ** 4 - 1) / 4 ** 4 + 180 * (3 ** 4 - 2 ** 4) / 4 ** 4 \
         + 150 * (4 ** 4 - 3 ** 4) / 4 ** 4
     assert by_n.get_yscale() == by_time.get_yscale() == "linear"
-    # The ceiling is 10 x NAS's curve at N; below it: from NAS's best, 70, to the top of the LSTM's shading at n = 1,
-    # its mean 125 + 1 SD (sqrt(525)), padded by 5% of the span each way.
-    low, high = 70, 125 + np.sqrt(525)
+    # The ceiling is 10 x NAS's curve at N; below it: from NAS's best, 70, to the RHN's median at n = 1 (180, drawn:
+    # the diverged trial sways the mean), padded by 5% of the span each way.
+    low, high = 70, 180
     pad = 0.05 * (high - low)
     assert by_n.get_ylim() == pytest.approx((low - pad, high + pad)) and by_time.get_ylim() == pytest.approx((low - pad, high + pad))
     named = f"↑ rhn above the axis at n = 1-4 ({fig5.score(first)} to {fig5.score(last)})"

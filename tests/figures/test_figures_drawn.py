@@ -8,8 +8,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from matplotlib.colors import to_hex
 
+from syw.core.paths import CONF_DIR
 from syw.figures import plot, sources
 from syw.figures.__main__ import main
 from syw.figures.curve_command import main as syw
@@ -90,14 +92,21 @@ def check_figure(fig, spec, trials: dict[str, dict[str, list[float]]], labels: d
     assert (plot.SD_LABEL in texts) == spec.shade
 
 
-def read_records(folder) -> dict[str, dict[str, list[float]]]:
-    """Each family's ok scores and durations in file order, from ``<folder>/<family>.jsonl``."""
+def read_records(folder, floor: float | None = None) -> dict[str, dict[str, list[float]]]:
+    """Each family's ok scores and durations in file order, from ``<folder>/<family>.jsonl``; with ``floor`` (higher
+    is better) a score below it counts at it, as the study's ``floor`` says."""
     out = {}
     for path in sorted(folder.glob("*.jsonl")):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         ok = [r for r in rows if r["status"] == "ok"]
-        out[path.stem] = {"scores": [r["value"] for r in ok], "durations": [r["duration_seconds"] for r in ok]}
+        scores = [r["value"] if floor is None else max(r["value"], floor) for r in ok]
+        out[path.stem] = {"scores": scores, "durations": [r["duration_seconds"] for r in ok]}
     return out
+
+
+def stated_floor(study: str) -> float:
+    """``study.floor.value`` of conf/study/<study>.yaml, read with PyYAML (not the suite's reader)."""
+    return float(yaml.safe_load((CONF_DIR / "study" / f"{study}.yaml").read_text())["study"]["floor"]["value"])
 
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
@@ -107,7 +116,10 @@ def test_each_figure_from_our_records_draws_eq8_its_band_and_its_targets(tmp_pat
     drawn = kept(monkeypatch)
     assert main([f"fig{number}", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out")]) == 0
     labels = {g.name: g.label for g in sources.from_records(spec.study, tmp_path / "results", labels=spec.labels)}
-    check_figure(drawn[0], spec, read_records(tmp_path / "results" / spec.study), labels)
+    floor = stated_floor(spec.study)
+    check_figure(drawn[0], spec, read_records(tmp_path / "results" / spec.study, floor), labels)
+    below = sum(s < floor for part in read_records(tmp_path / "results" / spec.study).values() for s in part["scores"])
+    assert f"trials counted at it: {'none' if not below else ''}" in (tmp_path / "out" / f"fig{number}_caption.md").read_text()
 
 
 @pytest.mark.paperdata
@@ -175,3 +187,16 @@ def test_syw_curve_draws_eq8_the_clipped_band_the_confidence_bands_and_the_targe
     assert any(t.startswith("a reaches 80 at n = 3") for t in texts) and not any(t.startswith("b reaches") for t in texts)
     assert any(t.startswith("dashed: 95% simultaneous confidence band") for t in texts)
     assert ("time" if x == "time" else "assignments") in ax.get_xlabel().lower()
+
+
+def test_syw_curve_draws_the_median_beside_a_mean_that_one_trial_sways(tmp_path, monkeypatch):
+    path = tmp_path / "trials.csv"
+    pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "val_ppl": [100, 120, 130, 1e34, 110, 115, 140, 150]}).to_csv(path, index=False)
+    drawn = kept(monkeypatch)
+    assert syw(["curve", str(path), "--direction", "min", "--out", str(tmp_path / "out")]) == 0
+    ax = drawn[0].axes[0]
+    (median,) = [line for line in ax.lines if line.get_label() == "a: median best of n (one trial sways its mean)"]
+    # the median best of n of 100, 120, 130, 1e34, lower is better: the least v with F(v) >= 1 - 0.5^(1/n), F(v) in
+    # quarters: 0.5 (n = 1) and 0.29 (n = 2) need two trials, 120; 0.21 (n = 3) and 0.16 (n = 4) one, 100
+    assert list(median.get_ydata()) == [120, 120, 100, 100]
+    assert not any("b: median" in line.get_label() for line in ax.lines)  # b's trials sway nothing

@@ -65,6 +65,20 @@ CASES = [
          sizes={"a": 3, "b": 3}, first={"a": (0.2 + 0.4 + 0.2) / 3, "b": (0.5 + 0.5 + 0.5) / 3},
          note="3 failed trial(s) (1 Error trial(s); 1 failed trial(s); 1 trial(s) with an empty, NaN or infinite "
               "score) count as the worst score their group observed"),
+    Case("failed-floor-counts-them-at-the-floor", {"r.csv": FAILED_CSV}, ["r.csv", "--failed", "floor", "--floor", "0.25"],
+         sizes={"a": 3, "b": 3}, first={"a": (0.25 + 0.4 + 0.25) / 3, "b": (0.5 + 0.25 + 0.25) / 3},
+         note="3 failed trial(s) (1 Error trial(s); 1 failed trial(s); 1 trial(s) with an empty, NaN or infinite "
+              "score) count at the floor 0.25 (--floor; --failed floor)"),
+    Case("scores-beyond-the-floor-count-at-it", {"r.csv": FAILED_CSV}, ["r.csv", "--floor", "0.25"],
+         sizes={"a": 2, "b": 1}, first={"a": (0.25 + 0.4) / 2, "b": 0.5},
+         note="1 trial(s) scored beyond the floor: scores below 0.25 (--floor) count at 0.25"),
+    Case("perplexity-above-the-floor-counts-at-it", {"r.csv": "model,val_ppl\na,100\na,1e34\n"},
+         ["r.csv", "--direction", "min", "--floor", "10000"], sizes={"a": 2}, first={"a": (100 + 10000) / 2},
+         note="1 trial(s) scored beyond the floor: scores above 10000 (--floor) count at 10000"),
+    Case("one-trial-sways-the-mean-the-median-is-drawn", {"r.csv": "model,val_ppl\na,100\na,120\na,130\na,1e34\n"},
+         ["r.csv", "--direction", "min"], sizes={"a": 4},
+         note="group 'a': one trial (score 1e+34) moves the mean curve by up to 2.5e+33, more than the range of the "
+              "other trials' scores (30): the median best of n is drawn beside the mean"),
     Case("status-values-any-case", {"r.csv": "model,status,val_acc\na,COMPLETED,0.1\na,Success,0.3\na,finished,0.5\n"
                                              "a,COMPLETE,0.7\na,PRUNED,0.9\na,running,0.9\n"}, ["r.csv"],
          sizes={"a": 4}, first={"a": 0.4}, note="1 pruned trial(s) are left out (they did not finish)"),
@@ -111,6 +125,8 @@ CASES = [
     Case("worst-of-a-group-that-never-finished", {"r.csv": "model,status,val_acc\na,ok,0.5\nb,failed,\n"},
          ["r.csv", "--failed", "worst"],
          error=r"^error: {t}/r\.csv: group 'b': every trial failed, so none has a worst observed score"),
+    Case("failed-floor-without-a-floor", {"r.csv": FAILED_CSV}, ["r.csv", "--failed", "floor"],
+         error=r"^error: --failed floor needs a floor: pass --floor X"),
     Case("text-score-is-still-an-error", {"r.csv": "model,val_acc\na,0.5\na,high\n"}, ["r.csv", "--metric", "val_acc"],
          error=r"^error: {t}/r\.csv: line 3: column 'val_acc' holds 'high', not a finite number"),
 ]

@@ -110,7 +110,7 @@ def write_reruns(results, study: str, reruns: dict[str, tuple[int, float, list[f
 
 
 def melis_row(text: str, number: int) -> list[str]:
-    """Section 5's row of question ``number`` (1-3): its question, evidence and verdict cells."""
+    """Section 5's row of question ``number`` (1-4): its question, evidence and verdict cells."""
     line = next(line for line in text.split("## Section 5")[1].splitlines() if line.startswith(f"| {verdicts_melis.QUESTIONS[number - 1]} |"))
     return [cell.strip() for cell in line.strip("|").split(" | ")]
 
@@ -149,8 +149,11 @@ def test_section5_lstm_leading_everywhere_gp_saving_and_robust_gaps_support(tmp_
            "at n = 2: the GP tuner saves 2 of 4 trials (3 runs); the mean best-so-far is at or below random search's Eq. 8 " \
            "curve at 3 of n = 1 to 4 (above at n = 1)<br>" in evidence
     assert verdict.startswith("ptb_melis: supports<br>")
-    # gaps of rerun means: lstm 102, nas 131, rhn 151 (each SD 1): 29 and 49 and 20 pooled SDs, all at least 2.5
+    # Melis's seed noise on its own terms: each cell's seed SD is 1.00, outside 0.4 / 1.5 to 0.4 * 1.5
     _, evidence, verdict = melis_row(text, 3)
+    assert "lstm SD 1.00 over 3 reruns (trial 1)" in evidence.split("<br>")[0] and verdict.startswith("ptb_melis: contradicts<br>")
+    # gaps of rerun means: lstm 102, nas 131, rhn 151 (each SD 1): 29 and 49 and 20 pooled SDs, all at least 2.5
+    _, evidence, verdict = melis_row(text, 4)
     assert evidence.startswith("ptb_melis: lstm ahead of nas by 29.00, pooled seed SD 1.00: 29.00 SDs, robust; lstm ahead of "
                                "rhn by 49.00, pooled seed SD 1.00: 49.00 SDs, robust; nas ahead of rhn by 20.00")
     assert "lstm_24m ahead of nas_24m by 29.00" in evidence and "lstm ahead of nas_24m" not in evidence  # within a budget
@@ -182,7 +185,7 @@ def test_section5_nas_overtaking_a_gp_saving_nothing_and_a_gap_within_seed_noise
            "Eq. 8 curve at 0 of n = 1 to 4 (above at n = 1-4)" in evidence
     assert verdict.startswith("ptb_melis: contradicts<br>")
     # lstm 102 and nas 103.5 (SDs 1): a gap of 1.5, 1.5 pooled SDs, under Melis's 1.0 / 0.4 = 2.5
-    _, evidence, verdict = melis_row(text, 3)
+    _, evidence, verdict = melis_row(text, 4)
     assert evidence.startswith("ptb_melis: lstm ahead of nas by 1.50, pooled seed SD 1.00: 1.50 SDs, not robust; ")
     assert verdict.startswith("ptb_melis: contradicts<br>")
 
@@ -192,22 +195,25 @@ def test_section5_reduced_study_is_evidence_and_missing_gp_runs_or_reruns_say_wh
     ok = [v for v in LSTM if v is not None]
     write_cells(results, "ptb_melis_reduced", {"lstm": LSTM, "rhn": [v + 50 for v in ok], "nas": [v + 30 for v in ok]})
     monkeypatch.setattr(verdicts, "authors", lambda number: "not on this machine")
-    rows = [melis_row(verdicts.build(results), k) for k in (1, 2, 3)]
+    rows = [melis_row(verdicts.build(results), k) for k in (1, 2, 3, 4)]
     assert rows[0][1].endswith("ptb_melis_reduced: lstm leads at every n = 1 to 4 (expected best at n = 4: lstm "
                                f"{eq8_min(ok, 4):.2f}, rhn {eq8_min(ok, 4) + 50:.2f}, nas {eq8_min(ok, 4) + 30:.2f})")
     assert rows[0][2] == f"ptb_melis: cannot be tested here (data: no records in results/ptb_melis)<br>ptb_melis_reduced: {REDUCED_SCALE}"
     assert rows[1][2].endswith("ptb_melis_reduced: cannot be tested here (data: no GP-tuner run with a finished trial in "
                                "results/ptb_melis_reduced/gp/; `syw run study=ptb_melis_reduced family=lstm strategy=gp "
                                "tuner.seed=k` writes one)")
-    assert rows[2][2].endswith("ptb_melis_reduced: cannot be tested here (data: no seed reruns in results/ptb_melis_reduced/"
+    for row in rows[2:]:
+        assert row[2].endswith("ptb_melis_reduced: cannot be tested here (data: no seed reruns in results/ptb_melis_reduced/"
                                "reseed/; `syw reseed study=ptb_melis_reduced` writes them)")
     write_reruns(results, "ptb_melis_reduced", {"lstm": (1, 100.0, [101.0, 102.0, 103.0]), "nas": (1, 130.0, [130.0, 131.0, 132.0])})
     for seed, run in enumerate(GP_RUNS):
         test_fig5.write_family(results / "ptb_melis_reduced", "lstm", run, 60.0, strategy="gp", tuner_seed=seed)
-    rows = [melis_row(verdicts.build(results), k) for k in (1, 2, 3)]
+    rows = [melis_row(verdicts.build(results), k) for k in (1, 2, 3, 4)]
     assert "the GP tuner saves 2 of 4 trials (3 runs)" in rows[1][1] and rows[1][2].endswith(REDUCED_SCALE)
-    assert rows[2][1].endswith("ptb_melis_reduced: lstm ahead of nas by 29.00, pooled seed SD 1.00: 29.00 SDs, robust")
-    assert rows[2][2].endswith("ptb_melis_reduced: cannot be tested here (data: no seed reruns of rhn in "
+    assert rows[2][1].endswith("ptb_melis_reduced: lstm SD 1.00 over 3 reruns (trial 1); nas SD 1.00 over 3 reruns (trial 1)")
+    assert rows[3][1].endswith("ptb_melis_reduced: lstm ahead of nas by 29.00, pooled seed SD 1.00: 29.00 SDs, robust")
+    for row in rows[2:]:
+        assert row[2].endswith("ptb_melis_reduced: cannot be tested here (data: no seed reruns of rhn in "
                                "results/ptb_melis_reduced/reseed/)")
 
 
@@ -215,7 +221,7 @@ def test_section5_without_records_names_the_command(tmp_path, monkeypatch):
     monkeypatch.setattr(verdicts, "authors", lambda number: "not on this machine")
     text = verdicts.build(tmp_path / "results").split("## Section 5 case study (Melis et al. 2018)")[1]
     assert f"Rules: {verdicts_melis.RULES}" in text and "at least 2.5 times their pooled seed SD" in text
-    for k in (1, 2, 3):
+    for k in (1, 2, 3, 4):
         assert melis_row("## Section 5" + text, k)[2] == ("ptb_melis: cannot be tested here (data: no records in results/ptb_melis)"
                                                           "<br>ptb_melis_reduced: cannot be tested here (data: no records in "
                                                           "results/ptb_melis_reduced)")
