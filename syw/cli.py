@@ -1,7 +1,7 @@
 """``syw``: the suite's one command. ``syw <command> --help`` describes each.
 
-The light install (``pip install show-your-work``) has ``curve`` and ``table``; the others need the
-full suite (``pip install 'show-your-work[suite]'``, or ``make env`` in a checkout) and say so.
+The light install (``pip install .`` in a checkout, or its wheel) has ``curve`` and ``table``; the others need
+the full suite (``pip install '.[suite]'``, or ``make env`` in a checkout) and say so.
 Bad input is one ``error:`` line naming the file (and line or key) with exit status 2
 (:func:`syw.core.entry.run_main`); the ``python -m`` forms of the modules behave the same.
 """
@@ -80,7 +80,7 @@ def _dispatch(args: list[str]) -> int:
     except ModuleNotFoundError as err:  # the light install lacks the suite's dependencies, imported on the way
         if isinstance(err, MissingExtra) or (err.name or "syw").split(".")[0] == "syw":
             raise
-        raise MissingExtra(f"syw {name} needs {err.name!r}, part of the full suite: pip install 'show-your-work[suite]'",
+        raise MissingExtra(f"syw {name} needs {err.name!r}, part of the full suite: pip install '.[suite]' in a checkout (or make env)",
                            name=err.name) from None
 
 if __name__ == "__main__":

@@ -86,7 +86,7 @@ def test_syw_curve_from_the_wheel_with_only_the_light_dependencies(site, tmp_pat
     refused = run_outside(site, tmp_path, "import sys\nfrom syw.cli import main\nsys.exit(main(['run', 'study=toy']))\n",
                           block=True)
     assert refused.returncode == 2
-    assert refused.stderr.strip() == "error: syw run needs 'hydra', part of the full suite: pip install 'show-your-work[suite]'"
+    assert refused.stderr.strip() == "error: syw run needs 'hydra', part of the full suite: pip install '.[suite]' in a checkout (or make env)"
 
 
 @pytest.mark.ray

@@ -133,8 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         top = argparse.ArgumentParser(prog="python -m syw.figures", description="The paper's figures, budget tables, "
                                       "reporting checklist and READMEs' numbers, from trial records.")
         top.add_argument("what", choices=list(WORDS), help="; ".join(f"{w}: {d}" for w, d in WORDS.items()))
-        top.parse_args(argv[:1])
-        return 2
+        top.parse_args(argv[:1])  # no word, or an unknown one: argparse's usage and error line, exit status 2
     args = parser(argv[0]).parse_args(argv[1:])
     args.what = args.figure if argv[0] == "fig" else argv[0]
     check_complete(args.results)  # what is drawn or written counts every record: one that does not parse stops it

@@ -39,7 +39,7 @@ inputs:
     and params.json); each trial counts with its best reported score (--pick last: its last);
     its hyperparameters are config.* columns;
   an Optuna study: its storage URL (sqlite:///study.db) and --study NAME (needs: pip install
-    'show-your-work[optuna]'); columns value, params.*, user_attrs.*, duration_seconds.
+    '.[optuna]' in a checkout); columns value, params.*, user_attrs.*, duration_seconds.
 
 columns (when not given): the score is a column named value, else the one numeric column named
 like a validation score (val/valid/dev + acc/accuracy/f1/em/score..., best_ first); the groups are

@@ -81,7 +81,7 @@ def test_in_the_light_install_a_full_suite_command_ends_with_one_line(name, tmp_
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-2000:]
     if name not in RUNS_LIGHT:
-        assert lines[0].startswith(f"error: syw {name} needs ") and "pip install 'show-your-work[suite]'" in lines[0]
+        assert lines[0].startswith(f"error: syw {name} needs ") and "pip install '.[suite]' in a checkout (or make env)" in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written
 
 
