@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from syw.analysis.trials import Trials
+from syw.analysis.trials import Trials, read_yaml
 from syw.core.errors import DataError
 
 
@@ -21,17 +21,8 @@ def jobs(path: Path) -> list[Path]:
     return sorted(found, key=lambda p: int(p.name))
 
 
-def _yaml(path: Path):
-    import yaml
-
-    try:
-        return yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise DataError(f"{path}: not YAML ({str(err).splitlines()[0]})") from None
-
-
 def _overrides(path: Path) -> dict:
-    listed = _yaml(path) or []
+    listed = read_yaml(path) or []
     if not isinstance(listed, list) or not all(isinstance(o, str) and "=" in o for o in listed):
         raise DataError(f"{path}: not a list of Hydra overrides (key=value)")
     out = {}
@@ -55,7 +46,7 @@ def _score(path: Path) -> dict:
     """A job's score file: a mapping (JSON or YAML, nested keys as ``a.b``) or one number (``value``)."""
     text = path.read_text(errors="replace")
     try:
-        loaded = json.loads(text) if path.suffix.lower() == ".json" else _yaml(path)
+        loaded = json.loads(text) if path.suffix.lower() == ".json" else read_yaml(path)
     except ValueError as err:
         raise DataError(f"{path}: not JSON ({err})") from None
     if isinstance(loaded, (int, float)) and not isinstance(loaded, bool):

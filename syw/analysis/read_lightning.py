@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from syw.analysis.table import read_table
-from syw.analysis.trials import Trials, step_rows
+from syw.analysis.trials import Trials, read_yaml, step_rows
 from syw.core.errors import DataError
 
 
@@ -25,14 +25,9 @@ def versions(path: Path) -> list[Path]:
 
 
 def _hparams(path: Path) -> dict:
-    import yaml
-
     if not path.is_file():
         return {}
-    try:
-        loaded = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
-        raise DataError(f"{path}: not YAML ({str(err).splitlines()[0]})") from None
+    loaded = read_yaml(path) or {}
     if not isinstance(loaded, dict):
         raise DataError(f"{path}: hparams.yaml is not a mapping of hyperparameters")
     return pd.json_normalize({"hparams": loaded}).iloc[0].to_dict()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from syw.analysis.trials import Trials, step_rows
+from syw.analysis.trials import Trials, read_yaml, step_rows
 from syw.core.errors import DataError
 
 STATUS = {1: "running", 2: "scheduled", 3: "finished", 4: "failed", 5: "killed"}  # the file store's numbers
@@ -33,12 +33,7 @@ def is_mlflow_database(tables: set[str]) -> bool:
 
 
 def _yaml(path: Path) -> dict:
-    import yaml
-
-    try:
-        loaded = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise DataError(f"{path}: not YAML ({str(err).splitlines()[0]})") from None
+    loaded = read_yaml(path)
     if not isinstance(loaded, dict):
         raise DataError(f"{path}: not an MLflow meta.yaml (a mapping of run fields)")
     return loaded

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from syw.analysis.trials import Trials, step_rows
+from syw.analysis.trials import Trials, read_yaml, step_rows
 from syw.core.errors import DataError
 
 BLOCK = 32768  # the log's block size: a record's header never straddles one
@@ -116,15 +116,10 @@ def _from_log(path: Path) -> dict:
 
 def _from_files(run: Path) -> dict:
     """``files/config.yaml`` (``key: {value: ...}``) and ``files/wandb-summary.json``."""
-    import yaml
-
     config, summary = {}, {}
     config_file, summary_file = run / "files" / "config.yaml", run / "files" / "wandb-summary.json"
     if config_file.is_file():
-        try:
-            loaded = yaml.safe_load(config_file.read_text()) or {}
-        except yaml.YAMLError as err:
-            raise DataError(f"{config_file}: not YAML ({str(err).splitlines()[0]})") from None
+        loaded = read_yaml(config_file) or {}
         if not isinstance(loaded, dict):
             raise DataError(f"{config_file}: not a mapping of config keys")
         config = {k: v.get("value") if isinstance(v, dict) else v for k, v in loaded.items()}

@@ -3,8 +3,12 @@ the readers of per-step logs (MLflow, W&B, Lightning, TensorBoard) share: one ro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
+
+from syw.core.errors import DataError
 
 
 @dataclass
@@ -34,3 +38,14 @@ def step_rows(runs: list[dict], source: str, name: str, **kwargs) -> Trials:
             rows.append({**base, **step})
             labels.append(f"{run['label']}, step {number}" if run["steps"] else run["label"])
     return Trials(pd.DataFrame(rows, index=labels), source, name, reports=True, **kwargs)
+
+
+def read_yaml(path: Path) -> Any:
+    """A YAML file the readers take as it is written (MLflow's meta.yaml, Hydra's overrides, Lightning's
+    hparams, W&B's config): what it holds, or :class:`DataError` naming the file when it is not YAML."""
+    import yaml  # here: the light install's import of syw.analysis does not load PyYAML
+
+    try:
+        return yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise DataError(f"{path}: not YAML ({str(err).splitlines()[0]})") from None
