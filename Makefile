@@ -155,7 +155,7 @@ bench-lm: env
 .PHONY: gpu-check
 GPU_CHECK_ARGS ?=
 gpu-check: env
-	$(PY) -m benchmarks.gpu_check $(GPU_CHECK_ARGS)
+	$(PY) -m syw.experiments.gpu_check $(GPU_CHECK_ARGS)
 
 # Issue 62's Figure-1 study (conf/study/sst5_as_run_200.yaml: 200 LR + 200 as-run CNN trials, about 4 h here),
 # stamped in its run.log like case study 5's steps; resumes where a stopped run ended. Needs SYW_DATA_DIR.

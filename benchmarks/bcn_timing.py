@@ -22,15 +22,16 @@ from typing import NamedTuple
 
 import torch
 
-from benchmarks.flops import clock, data_dir, efficiency, matmul_gflops, pass_flops
 from syw.core.context import TrialContext
 from syw.core.entry import run_main
 from syw.core.settings import resolve
 from syw.experiments.space import load_family, study_config, trial_seed
+from syw.experiments.timing import data_dir
 from syw.models import bcn
 from syw.models.elmo.bilm import BiLm
 from syw.models.elmo.options import read_options
 from syw.models.elmo.pretrain import bilm_options
+from syw.models.flops import clock, efficiency, matmul_gflops, pass_flops
 from syw.models.tasks import sentence
 from syw.models.trainer import build_optimizer, seed_everything
 

@@ -24,12 +24,13 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from benchmarks.flops import clock, data_dir, efficiency, family_parser, matmul_gflops, pass_flops
 from syw.core.context import TrialContext
 from syw.core.entry import run_main
 from syw.core.settings import resolve
 from syw.experiments.space import load_family, study_config, trial_seed
+from syw.experiments.timing import data_dir, family_parser
 from syw.models import bidaf
+from syw.models.flops import clock, efficiency, matmul_gflops, pass_flops
 from syw.models.tasks import span
 from syw.models.trainer import build_optimizer, seed_everything
 

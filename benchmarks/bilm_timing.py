@@ -16,10 +16,10 @@ import sys
 
 import torch
 
-from benchmarks.flops import clock, efficiency, matmul_gflops, pass_flops
 from syw.core.entry import run_main
 from syw.models.elmo.lm import Encoded, LanguageModel
 from syw.models.elmo.pretrain import bilm_options
+from syw.models.flops import clock, efficiency, matmul_gflops, pass_flops
 
 SIZES = [(512, 128, 4), (256, 64, 8), (128, 32, 16)]  # cell, projection, filter divisor
 VOCAB, BATCH, LENGTH, SAMPLES = 20_000, 64, 25, 1024

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 ONE = """
 import sys, torch
 sys.path.insert(0, sys.argv[1])
-from benchmarks.flops import matmul_gflops
+from syw.models.flops import matmul_gflops
 torch.set_num_threads(1)
 matmul_gflops(n=256, repeat=2)
 print("ready", flush=True)

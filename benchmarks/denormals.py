@@ -31,11 +31,11 @@ from pathlib import Path
 
 from hydra.utils import get_method
 
-from benchmarks.flops import data_dir
 from syw.core.context import TrialContext
 from syw.core.entry import run_main
 from syw.core.settings import resolve
 from syw.experiments.space import load_family, study_config, trial_seed
+from syw.experiments.timing import data_dir
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -1,7 +1,7 @@
 """Which ops of each model ``torch.use_deterministic_algorithms(True)`` swaps for a deterministic
 version on CUDA (docs/gpu.md, "Determinism on CUDA").
 
-Trial 0 of seed 0 of a family file (:func:`benchmarks.gpu_check.trial_zero`, on the task adapter's
+Trial 0 of seed 0 of a family file (:func:`syw.experiments.gpu_check.trial_zero`, on the task adapter's
 generated data) takes one training forward and backward step on the CPU under a
 ``TorchDispatchMode`` that notes every aten op, and whether its first input requires grad. The ops
 are matched against torch's own list (the docstring of ``torch.use_deterministic_algorithms``,
@@ -22,8 +22,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from benchmarks.gpu_check import FAMILY_DIR, SEED, trial_zero
 from syw.core.entry import run_main
+from syw.experiments.gpu_check import FAMILY_DIR, SEED, trial_zero
 from syw.models.trainer import seed_everything
 
 REPO = Path(__file__).resolve().parent.parent

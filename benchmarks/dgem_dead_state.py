@@ -25,11 +25,11 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from benchmarks.flops import data_dir, family_parser
 from syw.core.context import TrialContext
 from syw.core.entry import run_main
 from syw.core.settings import resolve
 from syw.experiments.space import load_family, study_config, trial_seed
+from syw.experiments.timing import data_dir, family_parser
 from syw.models.tasks import pair
 from syw.models.trainer import build_optimizer, seed_everything, update
 

@@ -25,9 +25,10 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.flops import device_seconds, efficiency, pass_flops, study_timing
 from syw.core.entry import positive_int, run_main
 from syw.core.units import count
+from syw.experiments.timing import study_timing
+from syw.models.flops import device_seconds, efficiency, pass_flops
 from syw.models.lm_budget import parameter_count
 from syw.models.tasks import lm as task
 from syw.models.trainer import seed_everything, update

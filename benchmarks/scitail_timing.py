@@ -18,9 +18,10 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.flops import clock, efficiency, pass_flops, study_timing
 from syw.core.context import TrialContext
 from syw.core.entry import run_main
+from syw.experiments.timing import study_timing
+from syw.models.flops import clock, efficiency, pass_flops
 from syw.models.tasks import pair
 from syw.models.trainer import build_optimizer, seed_everything, update
 

@@ -7,7 +7,7 @@ measurement scale it:
 
 - trials of the family that already ran on a GPU here (their records): their median duration on
   that GPU replaces the paper's, and their ratio to it is the measured speed ratio;
-- a GPU check report, ``benchmarks/gpu_reports/*.json`` (``benchmarks/gpu_check.py``), made on a
+- a GPU check report, ``benchmarks/gpu_reports/*.json`` (``syw/experiments/gpu_check.py``), made on a
   CUDA device: its ``device_steps_per_second`` / ``cpu_steps_per_second`` for the family file is
   that device's speed-up over one CPU thread, which turns the family's CPU trial times recorded
   here into device times. It is not a ratio to the paper's GPU, so alone it scales nothing.
@@ -28,7 +28,7 @@ from syw.core.paths import REPO
 from syw.core.records import iter_records
 from syw.experiments.space import CONF_DIR, Family, find_family_file
 
-REPORTS_DIR = REPO / "benchmarks" / "gpu_reports"  # where benchmarks/gpu_check.py writes, one file per device
+REPORTS_DIR = REPO / "benchmarks" / "gpu_reports"  # where syw/experiments/gpu_check.py writes, one file per device
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ Needs torch, numpy, scipy, scikit-learn, h5py and pyyaml: no Ray, Hydra or omega
 where the runner cannot (family files are read here with pyyaml). Without a GPU it says so in
 one line and checks on the CPU. Writes a JSON report; exit status 1 when a family fails.
 
-    .venv/bin/python -m benchmarks.gpu_check [--out FILE] [--families STEM ...] [--device cpu]
+    .venv/bin/python -m syw.experiments.gpu_check [--out FILE] [--families STEM ...] [--device cpu]
         [--deterministic] [--no-cpu-timing]
     make gpu-check  (with a CUDA torch: make gpu-check TORCH_SPEC=torch)
 """
@@ -43,14 +43,14 @@ from torch import nn
 
 from syw.core.context import TrialContext
 from syw.core.entry import run_main
+from syw.core.paths import CONF_DIR
 from syw.core.settings import resolve
+from syw.experiments.cost import REPORTS_DIR
 from syw.experiments.space import sample, trial_rng, trial_seed
 from syw.models.trainer import build_optimizer, seed_everything, update
 
-REPO = Path(__file__).resolve().parent.parent
-
-FAMILY_DIR = REPO / "conf" / "search_space"
-REPORTS = REPO / "benchmarks" / "gpu_reports"  # one report per device name: a CPU run never overwrites a GPU's
+FAMILY_DIR = CONF_DIR / "search_space"
+REPORTS = REPORTS_DIR  # one report per device name: a CPU run never overwrites a GPU's
 SEED, TRIAL = 0, 0
 
 

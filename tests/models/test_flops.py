@@ -1,11 +1,11 @@
-"""benchmarks/flops.py: the FLOP counts behind the benchmarks' efficiency estimates, by hand."""
+"""syw/models/flops.py: the FLOP counts behind the benchmarks' efficiency estimates, by hand."""
 from __future__ import annotations
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from benchmarks.flops import device_seconds, efficiency, lstm_flops, matmul_gflops, pass_flops
+from syw.models.flops import device_seconds, efficiency, lstm_flops, matmul_gflops, pass_flops
 
 
 def test_lstm_flops_count_every_layer_and_direction_by_hand():

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_check.py (issue 38): every family file trains on the device, on the CPU here,
+"""syw/experiments/gpu_check.py (issue 38): every family file trains on the device, on the CPU here,
 with none of the packages the GPU machine lacks."""
 import json
 import os
@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from benchmarks import gpu_check
 from syw.core.entry import run_main
+from syw.experiments import gpu_check
 from syw.experiments.space import CONF_DIR, load_family
 
 FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))

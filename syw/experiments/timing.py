@@ -1,12 +1,11 @@
-"""What the timing benchmarks share: CPU-time clocks (GPU seconds on CUDA), the device's
-matrix-product rate, the FLOPs of one forward (and backward) pass, LSTMs included, for an
-efficiency estimate, and the command line and assignments of a benchmark that times a study's families."""
+"""The command line and assignments of a benchmark that times a study's families
+(``python -m benchmarks.<name>``): the data folder it reads, its options, and the first assignments
+of each family under the study seed 0 with their settings resolved."""
 from __future__ import annotations
 
 import argparse
 import importlib
 import os
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,15 +13,13 @@ from types import ModuleType
 from typing import Any
 
 import torch
-from torch import nn
-from torch.nn.utils.rnn import PackedSequence
-from torch.utils.flop_counter import FlopCounterMode
 
 from syw.core.entry import positive_int
 from syw.core.paths import REPO
 from syw.core.settings import resolve
 from syw.core.units import count
 from syw.experiments.space import Family, load_family, study_config, trial_seed
+from syw.models.flops import matmul_gflops
 from syw.models.trainer import configure_torch
 
 
@@ -39,65 +36,6 @@ def family_parser(doc: str, study: str, family: str, trials: int) -> argparse.Ar
     parser.add_argument("--family", default=family)
     parser.add_argument("--trials", type=positive_int, default=trials)
     return parser
-
-
-def clock(work: Callable[[], object]) -> tuple[float, float]:
-    """CPU seconds of this process (the time a trial with a core to itself would take) and wall seconds."""
-    cpu, wall = time.process_time(), time.perf_counter()
-    work()
-    return time.process_time() - cpu, time.perf_counter() - wall
-
-
-def device_seconds(work: Callable[[], object], device: torch.device) -> float:
-    """The seconds ``work()`` takes on ``device``: CPU seconds of this process on a CPU (:func:`clock`),
-    wall seconds from an idle GPU until it has finished the work on CUDA (kernels run asynchronously)."""
-    if device.type != "cuda":
-        return clock(work)[0]
-    torch.cuda.synchronize(device)
-    start = time.perf_counter()
-    work()
-    torch.cuda.synchronize(device)
-    return time.perf_counter() - start
-
-
-def matmul_gflops(n: int = 512, repeat: int = 20, device: torch.device | str = "cpu") -> float:
-    """The fp32 matrix-product rate in GFLOP/s (2 FLOP per multiply-add): per CPU second on one core,
-    per second on a GPU (n x n products, the first one untimed; float32 as ``configure_torch`` sets it)."""
-    device = torch.device(device)
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
-    a @ b
-    return 2 * n**3 * repeat / device_seconds(lambda: [a @ b for _ in range(repeat)], device) / 1e9
-
-
-def efficiency(gflops: float, rate: float) -> str:
-    """The efficiency estimate every timing prints: the work rate reached, ``gflops`` (GFLOP per CPU
-    second, or per GPU second), as a share of the device's matrix-product ``rate`` (:func:`matmul_gflops`)."""
-    return f"{gflops / rate:.0%} of the matrix-product rate"
-
-
-def lstm_flops(module: nn.LSTM, x: torch.Tensor | PackedSequence) -> float:
-    """Forward FLOPs of a torch LSTM over ``x``: 8·H·(in + H) per token, layer and direction (4 gates,
-    2 FLOP per multiply-add), padded positions included unless ``x`` is packed."""
-    positions = x.data.shape[0] if isinstance(x, PackedSequence) else x.shape[0] * x.shape[1]
-    hidden, directions = module.hidden_size, 2 if module.bidirectional else 1
-    sizes = [module.input_size] + [hidden * directions] * (module.num_layers - 1)
-    return sum(8 * hidden * (size + hidden) * positions * directions for size in sizes)
-
-
-def pass_flops(model: nn.Module, work: Callable[[], object], backward: bool) -> float:
-    """FLOPs of ``work()`` (one forward pass of ``model``, and its backward when ``backward``):
-    torch's counter (matrix products, convolutions) plus the fused LSTMs it does not see (their
-    backward counted as twice their forward)."""
-    lstm = [0.0]
-    hooks = [m.register_forward_hook(lambda mod, args, _out: lstm.__setitem__(0, lstm[0] + lstm_flops(mod, args[0])))
-             for m in model.modules() if isinstance(m, nn.LSTM)]
-    try:
-        with FlopCounterMode(display=False) as counter:
-            work()
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return counter.get_total_flops() + lstm[0] * (3 if backward else 1)
 
 
 @dataclass(frozen=True)

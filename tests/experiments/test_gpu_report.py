@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from benchmarks import gpu_report
+from syw.experiments import gpu_report
 
 REPO = Path(__file__).resolve().parents[2]
 
