@@ -24,6 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from syw.core.entry import run_main
 from syw.experiments.gpu_check import FAMILY_DIR, SEED, trial_zero
+from syw.experiments.space import find_family_file
 from syw.models.trainer import seed_everything
 
 REPO = Path(__file__).resolve().parent.parent
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--families", nargs="+", metavar="STEM", default=list(DEFAULT),
                         help="family file stems (default: one per model, as the paper sets it)")
     args = parser.parse_args(argv)
-    missing = [stem for stem in args.families if not (FAMILY_DIR / f"{stem}.yaml").is_file()]
+    missing = [stem for stem in args.families if find_family_file(stem, [FAMILY_DIR]) is None]
     if missing:
         raise ValueError(f"deterministic_ops: --families: no family file {missing[0]}.yaml in {FAMILY_DIR}")
     print("| family file | made deterministic |\n|---|---|")

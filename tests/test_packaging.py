@@ -97,7 +97,7 @@ def test_syw_run_from_the_wheel_outside_the_checkout(site, tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     records = [json.loads(line) for line in (tmp_path / "results" / "toy" / "toy.jsonl").read_text().splitlines()]
     assert [r["status"] for r in records] == ["ok", "ok"]
-    assert records[0]["family_file"].endswith("conf/search_space/toy.yaml")
+    assert records[0]["family_file"].endswith("conf/search_space/toy/toy.yaml")
 
 
 def test_the_installed_suite_takes_no_generic_top_level_name(site, tmp_path):

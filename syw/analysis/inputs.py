@@ -148,6 +148,8 @@ def _label(folder: Path, record: dict) -> str:
     family_file = record.get("family_file")
     for root in (folder.parent.parent, Path.cwd()):  # results/<study> sits in the repository root
         path = root / family_file if family_file else None
+        if path is not None and not path.is_file():  # records older than the case-study folders name it flat
+            path = next(iter(sorted(path.parent.glob(f"*/{path.name}"))), path)
         if path is not None and path.is_file():
             try:
                 label = (yaml.safe_load(path.read_text()) or {}).get("label")

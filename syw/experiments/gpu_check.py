@@ -46,7 +46,7 @@ from syw.core.entry import run_main
 from syw.core.paths import CONF_DIR
 from syw.core.settings import resolve
 from syw.experiments.cost import REPORTS_DIR
-from syw.experiments.space import sample, trial_rng, trial_seed
+from syw.experiments.space import family_files, find_family_file, sample, trial_rng, trial_seed
 from syw.models.trainer import build_optimizer, seed_everything, update
 
 FAMILY_DIR = CONF_DIR / "search_space"
@@ -78,7 +78,7 @@ class FamilySpec:
 def read_family(stem: str, seen: tuple[str, ...] = ()) -> FamilySpec:
     """``<stem>.yaml`` with its ``inherits`` chain merged as :func:`syw.experiments.space.load_family`
     merges it (fixed settings per key, searches per key, a ``null`` search dropped)."""
-    path = FAMILY_DIR / f"{stem}.yaml"
+    path = find_family_file(stem, [FAMILY_DIR]) or FAMILY_DIR / f"{stem}.yaml"
     raw = yaml.load(path.read_text(), Loader=_Loader) or {}
     fixed, search, target = dict(raw.get("fixed") or {}), dict(raw.get("search") or {}), (raw.get("train") or {}).get("_target_")
     base = raw.get("inherits")
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cpu-timing", dest="cpu_timing", action="store_false",
                         help="time the device only (a second run, e.g. the deterministic one, needs no CPU rate)")
     args = parser.parse_args(argv)
-    every = sorted(path.stem for path in FAMILY_DIR.glob("*.yaml"))
+    every = [path.stem for path in family_files()]
     unknown = sorted(set(args.families or []) - set(every))
     if unknown:
         raise ValueError(f"gpu_check: --families: no family file {unknown[0]}.yaml in {FAMILY_DIR}")

@@ -1,4 +1,4 @@
-"""Search spaces: load and validate family files (conf/search_space/*.yaml) and sample assignments.
+"""Search spaces: load and validate family files (conf/search_space/<case study>/*.yaml) and sample assignments.
 
 A family file holds one appendix table: ``fixed`` settings beside the ``search``
 distributions. A variant names its base with ``inherits: <file stem>`` and
@@ -64,11 +64,18 @@ class Family:
 
 
 def find_family_file(stem: str, dirs: Iterable[Path]) -> Path | None:
-    for folder in dirs:
-        candidate = Path(folder) / f"{stem}.yaml"
-        if candidate.is_file():
-            return candidate
+    """``<stem>.yaml`` in the first of ``dirs`` that holds it, directly or in a subfolder of it (the suite's
+    family files sit in one folder per case study, ``conf/search_space/sst5/sst5_cnn.yaml``)."""
+    for folder in map(Path, dirs):
+        for candidate in (folder / f"{stem}.yaml", *sorted(folder.glob(f"*/{stem}.yaml"))):
+            if candidate.is_file():
+                return candidate
     return None
+
+
+def family_files() -> list[Path]:
+    """The suite's own family files, every case study's folder, sorted by stem (each stem is unique)."""
+    return sorted((CONF_DIR / "search_space").glob("*/*.yaml"), key=lambda p: p.stem)
 
 
 def _load_raw(stem: str, dirs: list[Path], seen: tuple[str, ...] = ()) -> tuple[dict, Path]:

@@ -25,7 +25,7 @@ from syw.experiments.space import CONF_DIR, load_family, sample, trial_rng
 from syw.models.trainer import build_optimizer
 from tests.support.runner_util import importable_package
 
-FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))
+FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*/*.yaml"))
 
 
 def sampled(family, index=0):

@@ -13,7 +13,7 @@ from syw.core.entry import run_main
 from syw.experiments import gpu_check
 from syw.experiments.space import CONF_DIR, load_family
 
-FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))
+FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*/*.yaml"))
 # Trained here: every family file but the language models at 10M and 24M weights (minutes of CPU each), which are
 # the reduced ones' code at a larger size; the GPU run trains every file.
 CHECKED = [s for s in FAMILY_FILES if not s.startswith("ptb_") or s.endswith("_reduced")]

@@ -99,7 +99,7 @@ def test_records_of_another_seed_are_not_resumed(tmp_path):
     params = load_family("toy", name="toy").params(0, 0)
     records = tmp_path / "results" / "toy" / "toy.jsonl"
     records.parent.mkdir(parents=True)
-    line = json.dumps({"study": "toy", "family": "toy", "family_file": "conf/search_space/toy.yaml", "seed": 0,
+    line = json.dumps({"study": "toy", "family": "toy", "family_file": "conf/search_space/toy/toy.yaml", "seed": 0,
                        "trial": 0, "params": params, "status": "ok", "value": 0.5}) + "\n"
     records.write_text(line)
     same = run(f"paths.results_dir={tmp_path / 'results'}", "study=toy", "trials=2", "dry_run=true", timeout=120)

@@ -10,7 +10,7 @@ from syw.core.errors import ConfigError
 from syw.experiments.space import CONF_DIR, draw, load_family, sample, trial_rng
 from tests.support import oracle
 
-FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*.yaml"))
+FAMILY_FILES = sorted(p.stem for p in (CONF_DIR / "search_space").glob("*/*.yaml"))
 TABLES = {
     "sst5_cnn": 2, "sst5_lr": 3, "sst2_bcn_glove": 4, "sst2_bcn_elmo_frozen": 5, "sst2_bcn_elmo_finetuned": 6,
     "scitail_dam": 7, "scitail_esim": 8, "scitail_ngram": 9, "scitail_dgem": 10, "squad_bidaf": 11,
@@ -144,3 +144,17 @@ def test_the_learning_curve_family_is_squad_reduced_trial_9():
     best, space = load_family("squad_bidaf_reduced_best"), load_family("squad_bidaf_reduced", name="bidaf")
     assert set(best.search) == set(space.search) and all(s["distribution"] == "constant" for s in best.search.values())
     assert best.params(0, 0) == best.params(0, 5) == space.params(0, 9)  # seed 0, family bidaf, trial 9
+
+
+def test_family_files_sit_one_folder_per_case_study_with_unique_stems():
+    folders = {p.parent.name for p in (CONF_DIR / "search_space").glob("*/*.yaml")}
+    assert folders == {"ptb", "scitail", "squad", "sst2", "sst5", "toy"}
+    assert not list((CONF_DIR / "search_space").glob("*.yaml"))  # none left flat
+    assert len(FAMILY_FILES) == len(set(FAMILY_FILES)) == 54
+    assert load_family("sst5_cnn").file == CONF_DIR / "search_space" / "sst5" / "sst5_cnn.yaml"
+
+
+def test_a_user_family_folder_is_searched_with_its_subfolders(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "my_lr.yaml").write_text((CONF_DIR / "search_space" / "sst5" / "sst5_lr.yaml").read_text())
+    assert load_family("my_lr", dirs=[tmp_path]).file == tmp_path / "mine" / "my_lr.yaml"

@@ -13,7 +13,7 @@ SEARCH_SPACES = Path(__file__).resolve().parents[2] / "conf" / "search_space"
 
 
 def best_assignment(name):
-    return yaml.safe_load((SEARCH_SPACES / f"{name}.yaml").read_text())["reported"]["best_assignment"]
+    return yaml.safe_load(next(SEARCH_SPACES.glob(f"*/{name}.yaml")).read_text())["reported"]["best_assignment"]
 
 
 def set_linear(linear, weight, bias):
