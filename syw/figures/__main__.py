@@ -25,7 +25,17 @@ from syw.experiments.space import study_config
 from syw.figures import budgets, fig5, report, seeds, sensitivity, study_readme
 from syw.figures.as_run import compare_fig1
 from syw.figures.plot import draw
-from syw.figures.sources import floor_text, from_paper, from_records, has_records, study_rows, study_with_records
+from syw.figures.sources import (
+    floor_text,
+    floored_counts,
+    from_paper,
+    from_records,
+    has_records,
+    paper_floored_counts,
+    paper_rows,
+    study_rows,
+    study_with_records,
+)
 from syw.figures.specs import FIGURES, FigureSpec
 
 TITLE_WIDTH = 60  # characters of a title line that fit over the plot at its 9-point title font
@@ -225,7 +235,10 @@ def _figure(args: argparse.Namespace) -> list[Path]:
     if args.source == "ours" and study == spec.reduced:  # the paper's axes span GPU days; a reduced study's, CPU minutes to hours
         spec = spec.on_own_axes()
     written += draw(spec, groups, title, args.out / stem)
-    floor = floor_text(study, study_rows(study, args.results)[0]) if args.source == "ours" else None
+    if args.source == "ours":
+        floor = floor_text(study, floored_counts(study_rows(study, args.results)[0]))
+    else:
+        floor = floor_text(spec.study, paper_floored_counts(spec, paper_rows(spec)))
     if floor:  # which trials count at the metric's floor, in the caption
         with (args.out / f"{stem}_caption.md").open("a") as caption:
             caption.write(f"- {floor}\n")

@@ -78,12 +78,13 @@ def floored_counts(parts: dict[str, pd.DataFrame]) -> dict[str, int]:
     return {name: int((part["value"] != part["raw_value"]).sum()) for name, part in parts.items()}
 
 
-def floor_text(study: str, parts: dict[str, pd.DataFrame]) -> str | None:
-    """The study's floor and how many trials of each family count at it (:func:`study_rows`'s ``parts``), or None."""
+def floor_text(study: str, counts: dict[str, int]) -> str | None:
+    """The study's floor and how many trials of each family count at it (:func:`floored_counts`,
+    :func:`paper_floored_counts`), or None."""
     floor = study_floor(study)
     if floor is None:
         return None
-    counted = "; ".join(f"{name} {n}" for name, n in floored_counts(parts).items() if n) or "none"
+    counted = "; ".join(f"{name} {n}" for name, n in counts.items() if n) or "none"
     maximize = study_config(study).get("direction", "max") == "max"
     return f"Floor (study.floor): {floor.describe(maximize)}; trials counted at it: {counted}."
 
@@ -156,7 +157,8 @@ def from_paper(spec: FigureSpec, folder: Path = PAPER_DIR, labels: dict[str, str
 
 
 def paper_groups(spec: FigureSpec, rows: dict[str, pd.DataFrame], labels: dict[str, str] | None = None) -> list[Group]:
-    """The groups of rows :func:`paper_rows` read: each family's scores and durations."""
+    """The groups of rows :func:`paper_rows` read: each family's scores and durations. The authors' scores
+    count at our study's floor (``study.floor``) by the rule our trials follow, so both are curves of one rule."""
     cfg = study_config(spec.study)
     groups = []
     for name, part in rows.items():
@@ -164,5 +166,17 @@ def paper_groups(spec: FigureSpec, rows: dict[str, pd.DataFrame], labels: dict[s
         if durations is not None and np.all(durations == 1.0):
             durations = None  # placeholder durations (DGEM): no time axis
         label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
-        groups.append(Group(name, part[spec.paper.metric_column].to_numpy(float), durations, label))
+        groups.append(Group(name, _paper_scores(spec, part)[0], durations, label))
     return groups
+
+
+def _paper_scores(spec: FigureSpec, part: pd.DataFrame) -> tuple[np.ndarray, int]:
+    floor = study_floor(spec.study)
+    maximize = study_config(spec.study).get("direction", "max") == "max"
+    return apply_floor(part[spec.paper.metric_column].to_numpy(float), None if floor is None else floor.value,
+                       maximize=maximize)
+
+
+def paper_floored_counts(spec: FigureSpec, rows: dict[str, pd.DataFrame]) -> dict[str, int]:
+    """Per family of the authors' file (:func:`paper_rows`): how many of their trials count at our study's floor."""
+    return {name: _paper_scores(spec, part)[1] for name, part in rows.items()}
