@@ -1,0 +1,62 @@
+"""Section of ``docs/verdicts.md`` for ``sst5_as_run_200`` (issue 62, item 6): Figure 1's claim "LR is
+better up to about 10 trials" decided on 200 trials per family by the rule committed with the study
+(``conf/study/sst5_as_run_200.yaml``, before any of its trials ran), coded here unchanged.
+
+The rule: pointwise claims at the pre-stated budgets n = 1, 5 and 20, each at 95% two-sided, by the
+jackknife-t comparison of the unbiased expected best of n (:func:`syw.analysis.inference.compare` with
+``at``; Welch's t-test at n = 1). *supports*: LR leads at n = 1 and at n = 5, and the CNN leads at
+n = 20; *contradicts*: the CNN leads at n = 1 or 5, or LR leads at n = 20; *undecided*: otherwise. A
+verdict is given only once both families have all their trials; before that the section says how many
+are recorded.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from syw.analysis.inference import compare
+from syw.core.paths import REPO
+from syw.core.units import count
+from syw.experiments.space import study_config
+from syw.figures.sources import from_records, has_records, study_rows
+
+STUDY = "sst5_as_run_200"
+BUDGETS = (1, 5, 20)
+CONFIDENCE = 0.95
+EARLY, LATE = "lr", "cnn"  # the claim: EARLY leads at small budgets, LATE from about 10 trials
+RULE = ("pointwise claims at n = 1, 5 and 20, each at 95% two-sided (`syw curve --compare lr cnn --at 1 5 20`: the "
+        "jackknife-t comparison of the unbiased expected best of n, Welch's t-test at n = 1). supports: LR leads at "
+        "n = 1 and 5 and the CNN at n = 20; contradicts: the CNN leads at n = 1 or 5, or LR at n = 20; undecided: "
+        "otherwise. Committed with the study config before its trials ran.")
+
+
+def decide(leaders: dict[int, str | None]) -> str:
+    """The committed rule on the leader at each budget of :data:`BUDGETS` (None: no leader at 95%)."""
+    if any(leaders[n] == LATE for n in (1, 5)) or leaders[20] == EARLY:
+        return "contradicts"
+    if leaders[1] == EARLY and leaders[5] == EARLY and leaders[20] == LATE:
+        return "supports"
+    return "undecided"
+
+
+def section(results: Path = REPO / "results") -> list[str]:
+    """The Markdown lines of the section: the rule, the comparison at each budget and the verdict, or
+    how many trials are recorded while the study is still running."""
+    out = ["", f"## Figure 1, decided on more trials: `{STUDY}`", "", f"Rule: {RULE}", ""]
+    trials = int(study_config(STUDY)["trials"])
+    if not has_records(results, STUDY):
+        return out + [f"No records yet: `make study-fig1-200` runs the study ({trials} trials per family)."]
+    parts, failed = study_rows(STUDY, results)
+    recorded = {name: len(part) + failed.get(name, 0) for name, part in parts.items()}
+    if any(size < trials for size in recorded.values()):
+        done = ", ".join(f"{name} {size} of {trials}" for name, size in recorded.items())
+        return out + [f"Verdict: pending. Trials recorded so far: {done}; the rule is applied once every family "
+                      f"has its {count(trials, 'trial')} (`make study-fig1-200` resumes the study)."]
+    groups = {g.name: g for g in from_records(STUDY, results)}
+    sizes = {name: g.scores.size for name, g in groups.items()}
+    diff = compare(groups[EARLY].scores, groups[LATE].scores, (EARLY, LATE), at=BUDGETS, confidence=CONFIDENCE)
+    leaders = dict(zip(map(int, diff.ns), diff.leader(), strict=True))
+    out += ["| n | LR minus CNN (unbiased expected best of n) | 95% interval | p | leader at 95% |", "|---|---|---|---|---|"]
+    for n, est, low, high, p in zip(diff.ns, diff.estimate, diff.low, diff.high, diff.p, strict=True):
+        out.append(f"| {n} | {est:+.4f} | [{low:+.4f}, {high:+.4f}] | {p:.3g} | {leaders[int(n)] or 'none'} |")
+    return out + ["", f"Verdict: **{decide(leaders)}** ({sizes[EARLY]} LR and {sizes[LATE]} CNN trials; "
+                      f"claims are possible up to n = {diff.limit} with these trials)."]
