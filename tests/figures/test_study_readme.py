@@ -301,3 +301,25 @@ def test_the_authors_trials_carry_their_columns_as_params(tmp_path, monkeypatch)
             [str((lr > 0.5).sum()), str(((metric <= 0.5) & (lr < 0.25)).sum())]
     finally:
         readme_data._paper.cache_clear()
+
+
+def test_a_use_tag_gives_its_keys_to_the_markers_of_its_paragraph(tmp_path, study):
+    other = tmp_path / "other"
+    shutil.copytree(study, other)  # the same trials under another name: its counts are synth's
+    (other / "a.jsonl").write_text((study / "a.jsonl").read_text().splitlines()[0] + "\n")  # a: 1 trial there
+    readme = study / "README.md"
+    readme.write_text("x <!-- syw: count -->?<!-- /syw --> <!-- syw: use study=other family=a -->"
+                      "<!-- syw: count -->?<!-- /syw --> <!-- syw: count family=b -->?<!-- /syw --> "
+                      "<!-- syw: wall fmt=hms -->?<!-- /syw -->\n\n<!-- syw: count -->?<!-- /syw -->\n")
+    found = re.findall(r"<!-- syw: (?!use)[^>]*-->([^<]*)<!-- /syw -->", regenerate(readme, tmp_path).text)
+    # before the tag: synth's 8 trials; after it: other's a (1) and b (4), other's run.log; past the blank line: synth again
+    assert found == ["8", "1", "4", "11 min 30 s", "8"]
+
+
+def test_a_bad_use_tag_is_one_error_naming_its_line(study):
+    for spec, message in (("use", "`use` takes keys only"), ("use study=x best", "`use` takes keys only"),
+                          ("use colour=red", "`use` takes keys only, of these:")):
+        readme = study / "README.md"
+        readme.write_text(f"# study\n\n<!-- syw: {spec} --> <!-- syw: count -->?<!-- /syw -->\n")
+        with pytest.raises(ReadmeError, match=f"README.md:3: .*{re.escape(message)}"):
+            regenerate(readme, study.parent)
