@@ -39,6 +39,9 @@ def main() -> int:
     busy = sorted(((n, page, line) for (page, line), n in lines.items() if n >= 4), reverse=True)
     print(f"lines with 4 or more markers: {len(busy)}; the busiest: "
           + ", ".join(f"{page}:{line} ({n})" for n, page, line in busy[:5]))
+    widths = sorted(((len(p.read_text(encoding="utf-8").splitlines()[line - 1]), shown(p), line)
+                     for p in pages for line in {ln for (page, ln) in lines if page == shown(p)}), reverse=True)
+    print("longest lines with markers (characters): " + ", ".join(f"{page}:{line} ({n:,})" for n, page, line in widths[:3]))
     return 0
 
 
