@@ -90,11 +90,6 @@ class Args:
         return [self.select(t, check=False) for t in families]
 
 
-def every_row(a: Args) -> list[dict[str, Any]]:
-    """The trials of ``family`` that meet ``where``, or without ``family`` those of every family."""
-    return list(a.trials().rows) if a.get("family") else [r for t in a.each() for r in t.rows]
-
-
 def values_of(trials: Trials, name: str = "value") -> list[Any]:
     """Field ``name`` of every trial; a list field (``epoch_seconds``) gives all its items."""
     values = [field(r, name) for r in trials.rows]

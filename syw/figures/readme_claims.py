@@ -19,24 +19,29 @@ from syw.figures.plot import interval_words
 from syw.figures.readme_args import Args, values_of
 from syw.figures.readme_data import FactError, NeedsData, figure_of
 from syw.figures.readme_format import Value
-from syw.figures.verdicts import CLAIMS, ours, verdict_for
+from syw.figures.verdicts import CLAIMS, ours, study_verdicts, verdict_for
 
 KEYS = {"study", "fmt", "times"}
 
 
 def verdict(a: Args) -> Value:
-    """The verdict on claim ``claim=K`` (1-based, in the order ``docs/verdicts.md`` lists the claims of the
-    study's figure) for the study: ``supports``, ``contradicts`` or ``cannot be tested here``; ``of=why``
-    adds the reason a claim cannot be tested, as the verdicts file gives it."""
+    """The study's one verdict (:data:`syw.figures.verdicts.STUDY_RULE`), or with ``claim=K`` (1-based, in the
+    order ``docs/verdicts.md`` lists the claims of the study's figure) its verdict on that claim: ``supports``,
+    ``contradicts`` or ``cannot be tested here``; ``of=why`` adds the reason, as the verdicts file gives it."""
     study = a.study()
-    spec = figure_of(study.name)
-    claims = [c for c in CLAIMS if spec is not None and c.figure == spec.number]
-    k = a.number("claim")
-    if not claims or k != int(k) or not 1 <= k <= len(claims):
-        raise FactError(f"claim={a.get('claim')}: study {study.name} has {len(claims)} claim(s) in docs/verdicts.md")
-    said = verdict_for(claims[int(k) - 1], study.name, ours(study.name, study.folder.parent))[1]
     if a.get("of") not in (None, "why"):
         raise FactError(f"of={a.get('of')!r}: why, or none for the verdict's words")
+    if a.get("claim") is None:
+        said = study_verdicts(a.results).get(study.name)
+        if said is None:
+            raise FactError(f"study {study.name} has no verdict in docs/verdicts.md (studies: {', '.join(study_verdicts(a.results))})")
+    else:
+        spec = figure_of(study.name)
+        claims = [c for c in CLAIMS if spec is not None and c.figure == spec.number]
+        k = a.number("claim")
+        if not claims or k != int(k) or not 1 <= k <= len(claims):
+            raise FactError(f"claim={a.get('claim')}: study {study.name} has {len(claims)} claim(s) in docs/verdicts.md")
+        said = verdict_for(claims[int(k) - 1], study.name, ours(study.name, study.folder.parent))[1]
     return Value(said if a.get("of") == "why" else said.split(" (")[0], "text")
 
 

@@ -18,8 +18,9 @@ the keys each takes; each function's docstring says more):
 - ``tuner`` (an adaptive tuner's runs beside random search: their count, mean best-so-far, where it
   reaches random search's expected best at N and the trials that saves), ``seeds`` (a family's seed
   spread under ``syw reseed``, and the gap between two families against it; case study 5).
-- ``wall``, ``clock`` (run.log: wall time, a command's start or end), ``span`` (first trial's start to
-  last one's end), ``commits``, ``parallel`` (most trials running at once), ``squad_dev`` (a predictions file scored on SQuAD dev).
+- ``wall``, ``clock`` (run.log: wall time, a command's start or end), ``parallel`` (most trials running at
+  once), ``provenance`` (the span and suite commits the study's PROVENANCE.md states:
+  :mod:`syw.figures.readme_provenance`), ``squad_dev`` (a predictions file scored on SQuAD dev).
 - ``verdict`` (docs/verdicts.md's verdict on a claim for the study), ``majority`` (a split's most frequent
   label's share): :mod:`syw.figures.readme_claims`.
 
@@ -47,10 +48,11 @@ from syw.analysis.compare import leaders_by_n
 from syw.analysis.selected import selected_test
 from syw.core.units import stretches_text
 from syw.experiments.tuner import GP
-from syw.figures.readme_args import Args, best_row, curve, every_row, values_of
+from syw.figures.readme_args import Args, best_row, curve, values_of
 from syw.figures.readme_claims import CLAIM_FACTS
 from syw.figures.readme_data import FactError, Trials, entry, field, run_segments, squad_scores
 from syw.figures.readme_format import Value, field_kind, render
+from syw.figures.readme_provenance import provenance
 from syw.figures.seeds import best_assignments, gap_rows, seed_rows
 
 
@@ -288,21 +290,6 @@ def _segment(a: Args, segments) -> Any:
     return segments[k - 1]
 
 
-def commits(a: Args) -> Value:
-    """The suite commits the trials (of ``family``, or all) ran at, in the order first used."""
-    rows = every_row(a)
-    seen = list(dict.fromkeys(field(r, "commit") for r in sorted(rows, key=lambda r: r.get("started_at") or "")))
-    names = [f"`{c}`" for c in seen if c]
-    return Value(" and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1], "text")
-
-
-def span(a: Args) -> Value:
-    """Wall time from the first start to the last end of the trials (of ``family``, or all): a study's
-    or one family's time where run.log has no time stamps."""
-    rows = every_row(a)
-    return Value((max(field(r, "ended") for r in rows) - min(field(r, "started") for r in rows)).total_seconds(), "seconds")
-
-
 def share(a: Args) -> Value:
     """The sum of field ``of`` (default seconds) over the trials of ``family`` that meet ``where``,
     as a share of its sum over all the family's trials."""
@@ -355,9 +342,8 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "seeds": (seeds, COMMON | {"family", "over", "of"}),
     "wall": (wall, COMMON | {"segment"}),
     "clock": (clock, COMMON | {"segment", "edge"}),
-    "commits": (commits, COMMON | {"family", "where"}),
+    "provenance": (provenance, COMMON | {"of", "family", "k"}),
     "parallel": (parallel, COMMON | {"where"}),
-    "span": (span, COMMON | {"family", "where"}),
     "squad_dev": (squad_dev, COMMON | {"file", "of"}),
     **CLAIM_FACTS,  # verdict, majority: syw.figures.readme_claims
 }

@@ -9,6 +9,7 @@ from syw.figures.readme_args import Args, best_row, curve
 from syw.figures.readme_data import FactError, entry, field, figure_of
 from syw.figures.readme_facts import reaching
 from syw.figures.readme_format import Value, field_kind, render
+from syw.figures.verdicts import study_verdicts
 
 RESULTS_KEYS = {"study", "where", "n", "below", "reported", "scale"}
 TRIALS_KEYS = {"study", "where", "family", "columns", "headers", "with"}
@@ -81,7 +82,16 @@ def trials_table(a: Args) -> str:
     return _markdown(headers, rows)
 
 
-TABLES = {"results": (results_table, RESULTS_KEYS), "trials": (trials_table, TRIALS_KEYS)}
+def verdicts_table(a: Args) -> str:
+    """One row per study of ``results/`` that ``docs/verdicts.md`` judges: its one verdict, in that file's words
+    (:data:`syw.figures.verdicts.STUDY_RULE`; the reason left to the file)."""
+    rows = [[f"`{study}`", said.split(" (")[0]] for study, said in study_verdicts(a.results).items()
+            if (a.results / study).is_dir()]
+    return _markdown(["study", "verdict (docs/verdicts.md)"], rows)
+
+
+TABLES = {"results": (results_table, RESULTS_KEYS), "trials": (trials_table, TRIALS_KEYS),
+          "verdicts": (verdicts_table, set())}
 
 
 def compute_table(kind: str, values: dict[str, str], default_study: Path | None, results: Path) -> str:

@@ -12,6 +12,10 @@ and every table in a block marker, each on a line of its own,
     (the generated table)
     <!-- /syw -->
 
+A paragraph whose markers share keys may say them once, ``<!-- syw: use study=sst5 family=cnn -->``: every
+marker after it up to the paragraph's end (a blank line) or the next ``use`` takes those keys unless it gives
+its own (a fact takes only the keys it knows).
+
 The text between the two tags is replaced by the fact (:data:`syw.figures.readme_facts.FACTS`) or table
 (:data:`syw.figures.readme_tables.TABLES`) the marker names, rounded once from the records. A study
 README's markers read its own folder; ``study=`` names another folder under results/ (and is
@@ -31,9 +35,10 @@ from pathlib import Path
 
 from syw.core.paths import REPO
 from syw.figures.readme_data import FactError, NeedsData
-from syw.figures.readme_facts import compute
-from syw.figures.readme_tables import compute_table
+from syw.figures.readme_facts import FACTS, compute
+from syw.figures.readme_tables import TABLES, compute_table
 
+KNOWN_KEYS = {k for _, keys in [*FACTS.values(), *TABLES.values()] for k in keys}
 _TAG = re.compile(r"<!-- syw: (?P<spec>.*?) -->|<!-- /syw -->")
 
 
@@ -68,6 +73,8 @@ def markers(text: str, path: Path) -> list[Marker]:
     found, opened = [], None
     for tag in _TAG.finditer(text):
         line = text.count("\n", 0, tag.start()) + 1
+        if tag.group("spec") is not None and tag.group("spec").split(" ", 1)[0] == USE:
+            continue  # a page's defaults, not a marker: see uses()
         if tag.group("spec") is not None:
             if opened is not None:
                 raise ReadmeError(f"{shown(path)}:{opened[0]}: marker {opened[1]!r} has no <!-- /syw --> before line {line}")
@@ -80,6 +87,42 @@ def markers(text: str, path: Path) -> list[Marker]:
     if opened is not None:
         raise ReadmeError(f"{shown(path)}:{opened[0]}: marker {opened[1]!r} has no closing <!-- /syw -->")
     return found
+
+
+USE = "use"  # <!-- syw: use key=value ... -->: defaults for the markers after it in its paragraph
+
+
+@dataclass(frozen=True)
+class Use:
+    line: int
+    at: int  # first character of the tag
+    values: dict[str, str]
+
+
+def uses(text: str, path: Path) -> list[Use]:
+    """The ``use`` tags of ``text``: keys every marker after one takes by default, up to the paragraph's end
+    (a blank line) or the next ``use``; a marker's own keys win, and a fact takes only the keys it knows."""
+    found = []
+    for tag in _TAG.finditer(text):
+        spec = tag.group("spec")
+        if spec is None or spec.split(" ", 1)[0] != USE:
+            continue
+        line = text.count("\n", 0, tag.start()) + 1
+        try:
+            words, values = parse(spec)
+        except (FactError, ValueError) as err:
+            raise ReadmeError(f"{shown(path)}:{line}: <!-- syw: {spec} -->: {err}") from None
+        if words != [USE] or not values or set(values) - KNOWN_KEYS:
+            raise ReadmeError(f"{shown(path)}:{line}: <!-- syw: {spec} -->: `use` takes keys only, of these: "
+                              f"{', '.join(sorted(KNOWN_KEYS))}")
+        found.append(Use(line, tag.start(), values))
+    return found
+
+
+def defaults(marker: Marker, text: str, found: list[Use]) -> dict[str, str]:
+    """The keys the last ``use`` before ``marker`` in its paragraph gives it."""
+    before = [u for u in found if u.at < marker.start and "\n\n" not in text[u.at:marker.start]]
+    return before[-1].values if before else {}
 
 
 def parse(spec: str) -> tuple[list[str], dict[str, str]]:
@@ -98,9 +141,11 @@ def parse(spec: str) -> tuple[list[str], dict[str, str]]:
     return words, values
 
 
-def generate(marker: Marker, old: str, default_study: Path | None, results: Path) -> str:
-    """The text a marker stands for: a fact inline, a table between blank lines."""
+def generate(marker: Marker, old: str, default_study: Path | None, results: Path, given: dict[str, str] | None = None) -> str:
+    """The text a marker stands for: a fact inline, a table between blank lines; ``given``: a ``use``'s keys."""
     words, values = parse(marker.spec)
+    registry = TABLES.get(words[1], (None, set())) if words[0] == "table" and len(words) > 1 else FACTS.get(words[0], (None, set()))
+    values = {k: v for k, v in (given or {}).items() if k in registry[1]} | values
     if words[0] == "table":
         if len(words) != 2:
             raise FactError("a table marker is `table KIND key=value ...`")
@@ -118,10 +163,11 @@ def regenerate(path: Path, results: Path = REPO / "results") -> Outcome:
     path, results = path.resolve(), results.resolve()
     folder = path.parent if path.parent != results and path.is_relative_to(results) else None
     out, at, outcome = [], 0, Outcome("")
+    found = uses(text, path)
     for marker in markers(text, path):
         old = text[marker.start:marker.end]
         try:
-            new = generate(marker, old, folder, results)
+            new = generate(marker, old, folder, results, defaults(marker, text, found))
         except NeedsData as err:
             outcome.unchecked.append((marker.line, marker.spec, str(err)))
             new = old

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,9 @@ from syw.experiments.space import study_config
 from syw.figures.budgets import PAPER_CLAIMS, leads_by_time
 from syw.figures.sources import from_paper, from_records
 from syw.figures.specs import FIGURES
+from syw.figures.verdicts_melis import STUDIES as MELIS_STUDIES
+from syw.figures.verdicts_melis import answers as melis_answers
+from syw.figures.verdicts_melis import combine
 from syw.figures.verdicts_melis import section as melis_section
 
 HOUR, DAY = 3600.0, 86400.0
@@ -179,6 +183,30 @@ def verdict_for(claim: Claim, study: str, groups: dict[str, Group] | str) -> tup
     return f"{study}: {text}", verdict
 
 
+STUDY_RULE = ("A study's one verdict joins its verdicts on the claims above by the rule that joins the parts of a "
+              "section-5 question: supports when it supports every claim, cannot be tested here (and why) when it "
+              "cannot test one, contradicts otherwise. Every page that states a study's verdict writes it with "
+              "`syw readme`'s `verdict` fact, in these words.")
+
+
+@cache
+def study_verdicts(results: Path = REPO / "results") -> dict[str, str]:
+    """Each study's one verdict (:data:`STUDY_RULE`) over the claims of its figure (sections 4.1-4.4) or of
+    case study 5, in the order ``docs/verdicts.md`` lists the studies."""
+    out = {}
+    for number, studies in OUR_STUDIES.items():
+        for study in studies:
+            groups = ours(study, results)
+            out[study] = combine([verdict_for(c, study, groups)[1] for c in CLAIMS if c.figure == number])
+    return out | {study: combine([verdict for _, verdict in melis_answers(study, results)]) for study in MELIS_STUDIES}
+
+
+def per_study(results: Path) -> list[str]:
+    """The lines of ``docs/verdicts.md``'s last section: one verdict per study."""
+    return (["## One verdict per study", "", STUDY_RULE, "", "| study | verdict |", "|---|---|"]
+            + [f"| {study} | {verdict} |" for study, verdict in study_verdicts(results).items()] + [""])
+
+
 def evidence(number: int, sources: dict[str, dict[str, Group] | str]) -> list[str]:
     """The comparison's sentence for Figure 1's pair on each source (simultaneous claims, with the limit)."""
     if number != 1:
@@ -213,7 +241,7 @@ def build(results: Path = REPO / "results") -> str:
         lines = evidence(number, {"the authors' trials": theirs, **mine})
         out += (["", "Evidence (difference of the curves, 95% simultaneous claims):", ""] + lines) if lines else []
         out.append("")
-    return "\n".join(out + melis_section(results))
+    return "\n".join(out + melis_section(results) + per_study(results))
 
 
 DESCRIPTION = """\

@@ -65,7 +65,7 @@ def _missing(why: str, text: str = "-") -> Answer:
     return text, f"cannot be tested here (data: {why})"
 
 
-def _combine(verdicts: list[str]) -> str:
+def combine(verdicts: list[str]) -> str:
     """Supports when every part does; a part that cannot be tested makes the whole untestable."""
     return next((v for v in verdicts if v.startswith("cannot")), None) or (
         "supports" if all(v == "supports" for v in verdicts) else "contradicts")
@@ -97,7 +97,7 @@ def lead(cells_: list[fig5.Cell]) -> Answer:
                      + (f" (the lead changes at n = {changes})" if changes else "")
                      + f" (expected best at n = {n_max}: {at_n})")
         verdicts.append("contradicts")
-    return "; ".join(texts), _combine(verdicts)
+    return "; ".join(texts), combine(verdicts)
 
 
 def gp_saving(study: str, cells_: list[fig5.Cell]) -> Answer:
@@ -117,7 +117,7 @@ def gp_saving(study: str, cells_: list[fig5.Cell]) -> Answer:
         saved = trials_saved(c.tuner, c.curve()[1], maximize=False)
         verdicts.append("supports" if saved else "contradicts" if saved == 0 else
                         f"cannot be tested here (data: the GP runs end at {within} trials, before N = {big_n})")
-    return "; ".join(texts), _combine(verdicts)
+    return "; ".join(texts), combine(verdicts)
 
 
 def _pair(g) -> str:

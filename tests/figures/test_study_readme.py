@@ -16,6 +16,7 @@ import pytest
 
 from syw.core.entry import run_main
 from syw.core.paths import REPO
+from syw.experiments.provenance import summary
 from syw.figures.__main__ import main
 from syw.figures.readme_data import run_segments
 from syw.figures.study_readme import ReadmeError, readmes, regenerate, run
@@ -82,7 +83,9 @@ def _record(study, family, trial, value, seconds, start, **extra):
     return {"study": study, "family": family, "trial": trial, "status": "ok", "value": value, "direction": "max",
             "params": {"lr": 10.0 ** -(trial + 1), "epochs": 3, **extra}, "best_epoch": 3 - trial % 2,
             "duration_seconds": seconds, "started_at": f"2026-01-01T00:{start:02d}:00+00:00",
-            "ended_at": f"2026-01-01T00:{start + 5:02d}:00+00:00", "versions": {"suite_commit": f"{'abc' if trial < 2 else 'def'}1234567"},
+            "ended_at": f"2026-01-01T00:{start + 5:02d}:00+00:00",
+            "versions": {"suite_commit": f"{'abc' if trial < 2 else 'def'}1234567", "python": "3.11", "torch": "2"},
+            "command": "syw run study=synth", "hardware": {"cpu": "cpu", "cpu_count": 2, "gpu": "none", "host": "h"},
             "extra_metrics": {"f1": value + 0.05}}
 
 
@@ -153,15 +156,24 @@ def test_counts_fields_filters_and_pairing(study):
         ["0.400", "3", "1.0e-4", "0.450", "400", "2.5", "10 min", "1e-04"]
     assert values(study, "ratio family=a over=b", "max family=a with=synth of=value-with.value fmt=.1f",
                   "count family=b with=synth where=value<with.value") == ["5.0", "0.0", "0"]
-    assert values(study, "commits", "parallel", "min family=a of=started fmt=%Y-%m-%d") == ["`abc1234` and `def1234`", "2", "2026-01-01"]
+    assert values(study, "parallel", "min family=a of=started fmt=%Y-%m-%d") == ["2", "2026-01-01"]
     # sample SD of 0.1..0.4: sqrt(0.05 / 3); trials 2 and 3 take (180 + 240) of the 600 s; |lr - value| is largest at trial 3.
     assert values(study, "sd family=a fmt=.4f", "share family=a where=value>=0.3", "max family=a of=|params.lr-value| fmt=.4f",
                   "min family=a of=params.lr-value fmt=.4f") == [f"{(0.05 / 3) ** 0.5:.4f}", "70%", "0.3999", "-0.3999"]
-    # a's trials run 00:00-00:35, b's 00:01-00:36.
-    assert values(study, "span family=a fmt=hm", "span fmt=hm", "span family=b where=trial>=2 fmt=hm") == ["35 min", "36 min", "15 min"]
     # a's first three (0.1, 0.2, 0.3) against all four: Eq. 8 at n = 3 is 7.2 / 27 against 0.34375, the widest gap.
     assert values(study, "gap family=a with=synth where=value<=0.3 fmt=.4f", "gap family=a with=synth fmt=.4f") == \
         [f"{0.34375 - 7.2 / 27:.4f}", "0.0000"]
+
+
+def test_provenance_facts_read_the_provenance_file(study):
+    (study / "PROVENANCE.md").write_text(summary(study, None))
+    # a's trials run 00:00-00:35, b's 00:01-00:36; trials 0-1 at abc1234, 2-3 at def1234.
+    assert values(study, "provenance of=span family=a fmt=hm", "provenance of=span fmt=hm", "provenance of=commits",
+                  "provenance of=commits k=2") == ["35 min", "36 min", "`abc1234` and `def1234`", "`def1234`"]
+    assert_bad_marker(study, "provenance of=commits k=3", "k=3: ")
+    assert_bad_marker(study, "provenance of=span family=c", "family='c': ")
+    (study / "PROVENANCE.md").unlink()
+    assert_bad_marker(study, "provenance of=span", "does not exist: run `syw provenance")
 
 
 def test_run_log_segments(study):
@@ -289,3 +301,25 @@ def test_the_authors_trials_carry_their_columns_as_params(tmp_path, monkeypatch)
             [str((lr > 0.5).sum()), str(((metric <= 0.5) & (lr < 0.25)).sum())]
     finally:
         readme_data._paper.cache_clear()
+
+
+def test_a_use_tag_gives_its_keys_to_the_markers_of_its_paragraph(tmp_path, study):
+    other = tmp_path / "other"
+    shutil.copytree(study, other)  # the same trials under another name: its counts are synth's
+    (other / "a.jsonl").write_text((study / "a.jsonl").read_text().splitlines()[0] + "\n")  # a: 1 trial there
+    readme = study / "README.md"
+    readme.write_text("x <!-- syw: count -->?<!-- /syw --> <!-- syw: use study=other family=a -->"
+                      "<!-- syw: count -->?<!-- /syw --> <!-- syw: count family=b -->?<!-- /syw --> "
+                      "<!-- syw: wall fmt=hms -->?<!-- /syw -->\n\n<!-- syw: count -->?<!-- /syw -->\n")
+    found = re.findall(r"<!-- syw: (?!use)[^>]*-->([^<]*)<!-- /syw -->", regenerate(readme, tmp_path).text)
+    # before the tag: synth's 8 trials; after it: other's a (1) and b (4), other's run.log; past the blank line: synth again
+    assert found == ["8", "1", "4", "11 min 30 s", "8"]
+
+
+def test_a_bad_use_tag_is_one_error_naming_its_line(study):
+    for spec, message in (("use", "`use` takes keys only"), ("use study=x best", "`use` takes keys only"),
+                          ("use colour=red", "`use` takes keys only, of these:")):
+        readme = study / "README.md"
+        readme.write_text(f"# study\n\n<!-- syw: {spec} --> <!-- syw: count -->?<!-- /syw -->\n")
+        with pytest.raises(ReadmeError, match=f"README.md:3: .*{re.escape(message)}"):
+            regenerate(readme, study.parent)
