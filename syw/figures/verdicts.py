@@ -32,6 +32,7 @@ from syw.experiments.space import study_config
 from syw.figures.budgets import PAPER_CLAIMS, leads_by_time
 from syw.figures.sources import from_paper, from_records
 from syw.figures.specs import FIGURES
+from syw.figures.verdicts_fig1_200 import section as decided_fig1
 from syw.figures.verdicts_melis import STUDIES as MELIS_STUDIES
 from syw.figures.verdicts_melis import answers as melis_answers
 from syw.figures.verdicts_melis import combine
@@ -241,6 +242,8 @@ def build(results: Path = REPO / "results") -> str:
         lines = evidence(number, {"the authors' trials": theirs, **mine})
         out += (["", "Evidence (difference of the curves, 95% simultaneous claims):", ""] + lines) if lines else []
         out.append("")
+        if number == 1:  # Figure 1's crossover claim, decided on 200 trials per family by a rule set before they ran
+            out += decided_fig1(results)[1:] + [""]
     return "\n".join(out + melis_section(results) + per_study(results))
 
 
