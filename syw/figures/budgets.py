@@ -101,6 +101,27 @@ def leads_text(labels: dict[str, str], leads: list[Lead]) -> str:
             "at N): " + "; ".join(spans) + ".")
 
 
+def reach_table(frame: pd.DataFrame, groups: list[Group]) -> list[str]:
+    """The budget to reach each target of :func:`budget_rows`'s ``frame`` (exact and rounded, trials and time)
+    with its 95% interval (``syw.analysis.inference.budget_interval``), as Markdown; none without targets."""
+    labels = {g.name: g.label for g in groups}
+    reach = frame[frame.statistic.str.startswith("budget_to_reach")]
+    if reach.empty:
+        return []
+    out = ["", "Budget to reach a target (first n whose expected max >= target; rounded: both sides at 3 decimals; "
+           f"{INTERVAL_RULE}):", "",
+           "| family | target | trials | time | trials (rounded) | time (rounded) | 95% interval (trials) |",
+           "|---|---|---|---|---|---|---|"]
+    for (family, target), part in reach.groupby(["family", "target"], sort=False):
+        exact = part[part.statistic == "budget_to_reach"].iloc[0]
+        rounded = part[part.statistic == "budget_to_reach_rounded_3dp"].iloc[0]
+        fmt = lambda v: "not reached" if v is None or pd.isna(v) else str(int(v))  # noqa: E731
+        out.append(f"| {labels[family]} | {target:g} | {fmt(exact.trials)} | {human_duration(exact.seconds)} | "
+                   f"{fmt(rounded.trials)} | {human_duration(rounded.seconds)} | "
+                   f"{interval_words(next(g.scores for g in groups if g.name == family), target)} |")
+    return out
+
+
 def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source: str) -> str:
     labels = {g.name: g.label for g in groups}
     out = [f"## Figure {spec.number}: study `{spec.study}` ({source})", ""]
@@ -110,19 +131,7 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
         best = frame[(frame.family == g.name) & (frame.statistic == "best_observed")].value.iloc[0]
         out.append(f"| {labels[g.name]} | {g.scores.size} | {human_duration(g.mean_duration)} | {em.iloc[0]:.4f} | "
                    f"{em.get(min(10, g.scores.size), np.nan):.4f} | {em.iloc[-1]:.4f} | {best:.4f} |")
-    reach = frame[frame.statistic.str.startswith("budget_to_reach")]
-    if not reach.empty:
-        out += ["", "Budget to reach a target (first n whose expected max >= target; rounded: both sides at 3 decimals; "
-                f"{INTERVAL_RULE}):", "",
-                "| family | target | trials | time | trials (rounded) | time (rounded) | 95% interval (trials) |",
-                "|---|---|---|---|---|---|---|"]
-        for (family, target), part in reach.groupby(["family", "target"], sort=False):
-            exact = part[part.statistic == "budget_to_reach"].iloc[0]
-            rounded = part[part.statistic == "budget_to_reach_rounded_3dp"].iloc[0]
-            fmt = lambda v: "not reached" if v is None or pd.isna(v) else str(int(v))  # noqa: E731
-            out.append(f"| {labels[family]} | {target:g} | {fmt(exact.trials)} | {human_duration(exact.seconds)} | "
-                       f"{fmt(rounded.trials)} | {human_duration(rounded.seconds)} | "
-                       f"{interval_words(next(g.scores for g in groups if g.name == family), target)} |")
+    out += reach_table(frame, groups)
     cross = frame[frame.statistic.str.startswith("crossover")]
     out += ["", "Crossovers (the first family overtakes the second at this budget and leads until the same pair's next line, if any):", ""]
     if cross.empty:
