@@ -69,7 +69,9 @@ def test_crossing_interval_from_a_hand_made_band():
                               "(point estimates); at 90% that first crossover lies in [4, 7].")
     unresolved = Difference(("A", "B"), ns, estimate, np.minimum(low, -1), high, 0.9, None)
     assert first_crossing(unresolved).high is None
-    assert "lies in [4, beyond 10, the last budget compared]" in sentence(unresolved)
+    assert ("lies somewhere from n = 4 to beyond n = 10, the last budget compared: it cannot be located with these "
+            "trials.") in sentence(unresolved)
+    assert sentence(unresolved, (10, 12)).endswith("it cannot be located with 10 trials in the smaller group.")
 
 
 def coverage(pair, n_trials: int, q, replications: int = 200, confidence: float = 0.95) -> float:
