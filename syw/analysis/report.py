@@ -59,7 +59,7 @@ SENTENCES = {
     "adaptive_runs": " (the runs' mean, shaded ±1 SD across runs, up to the shortest run)",
     "cost_error": " The simulation's standard error is at most {error}.",
     "budget": ("**Budget to reach a target**: the smallest n whose expected best (the drawn curve) reaches the "
-               "target: at least it, or at most it when lower is better. The column \"trials (3 decimals)\" rounds "
+               "target, in the score's direction. The column \"trials (3 decimals)\" rounds "
                "both sides to 3 decimals first, as when a curve is read at reported precision; \"time\" is n times "
                "the group's mean training duration."),
     "forecast": ("- **Forecast**: {rule} Checked on the authors' published trials in docs/forecast_backtest.md."),
