@@ -50,3 +50,13 @@ def test_a_missing_file_and_trials_options_without_trials_are_one_line(tmp_path,
     assert lines[1] == "error: syw report: --param and --latex are for TRIALS (the suite's report always writes " \
                        "Markdown and LaTeX)"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_report_of_trials_runs_in_the_light_install(tmp_path):
+    from tests.support.light import run_light
+
+    (tmp_path / "sweep.csv").write_text(CSV)
+    done = run_light(f"from syw.cli import main\nsys.exit(main(['report', {str(tmp_path / 'sweep.csv')!r}, '--latex']))\n",
+                     tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "- [x] Number of hyperparameter search trials: cnn: 3; lr: 2" in (tmp_path / "sweep_syw" / "checklist.md").read_text()
