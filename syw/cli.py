@@ -34,7 +34,8 @@ COMMANDS: dict[str, Command] = {
     "reseed": Command("experiments.reseed", "rerun a family's best assignments with new seeds", hydra=True),
     "fig": Command("figures.__main__", "draw a figure of the paper: syw fig 1 [--source paper] [--variant as_run]", _figures("fig")),
     "budgets": Command("figures.__main__", "the budget tables of Figures 1-5", _figures("budgets")),
-    "report": Command("figures.__main__", "a study's reporting checklist (Markdown and LaTeX)", _figures("report")),
+    "report": Command("figures.checklist_command", "the reporting checklist of anyone's trials (light), or of a "
+                      "study of the suite (Markdown and LaTeX)"),
     "readme": Command("figures.__main__", "rewrite (or --check) the numbers of the READMEs from the records", _figures("readme")),
     "sensitivity": Command("figures.__main__", "a study's score against each searched hyperparameter", _figures("sensitivity")),
     "seeds": Command("figures.__main__", "seed reruns' spread beside the gaps between families", _figures("seeds")),

@@ -10,8 +10,8 @@ from syw.analysis.expected_max import expected_max, max_distribution
 
 RULE = (
     "The budget to reach a target is the smallest n whose expected best value (Eq. 8) is at least the "
-    "target (at most, for lower-is-better metrics). With `decimals`, both sides are first rounded to that "
-    "many decimals, as when a curve is read at reported precision. On the time axis n trials cost n times "
+    "target (at most, for lower-is-better metrics). Where a table says \"rounded\", both sides are first "
+    "rounded to 3 decimals, as when a curve is read at reported precision. On the time axis n trials cost n times "
     "the family's mean training duration (the convention of the paper's Figs. 2 and 4); a time crossover "
     "is looked for where both families have a curve (up to each family's N trials)."
 )

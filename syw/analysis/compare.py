@@ -134,41 +134,67 @@ def first_crossing(diff: Difference) -> Crossing | None:
     return Crossing(leader, previous, int(diff.ns[change]), first_possible, first_sure)
 
 
+# Every sentence :func:`sentence` says, by name (tests/analysis/test_report_sentences.py renders each once).
+PHRASES = {
+    "tied": "they cannot be told apart for {span}",
+    "leads": "{who} leads {other} for {span} at {level}",
+    "opening": "{statistic} curves, {a} vs {b} ({budgets}{shown}): {parts}",
+    "crossing": ". {leader} first overtakes {previous} at n = {at} ({estimates}); at {level} that first crossover {where}",
+    "located": "lies in [{low}, {high}]",
+    "past_limit": ("lies somewhere from n = {low} to beyond n = {limit}, the largest budget these trials can decide: "
+                   "it cannot be located with {trials}"),
+    "past_last": ("lies somewhere from n = {low} to beyond n = {last}, the last budget compared: it cannot be located "
+                  "with {trials}"),
+    "limit": (". Beyond n = {limit} these trials allow no claim without assumptions (the limit of docs/syw.md), so "
+              "no leader is named there"),
+}
+
+
+def say(key: str, /, **fields) -> str:
+    """The phrase ``key`` of :data:`PHRASES` with its fields filled."""
+    return PHRASES[key].format(**fields)
+
+
 def _span(first: int, last: int) -> str:
     return f"n = {first}" if first == last else f"n in [{first}, {last}]"
 
 
-def sentence(diff: Difference) -> str:
+def _trials(sizes: tuple[int, int] | None) -> str:
+    if sizes is None:
+        return "these trials"
+    return f"{sizes[0]} trials per group" if sizes[0] == sizes[1] else f"{min(sizes)} trials in the smaller group"
+
+
+def sentence(diff: Difference, sizes: tuple[int, int] | None = None) -> str:
     """The comparison in one sentence, e.g. "CNN leads LR for n in [18, 50] at 95%; they cannot be told
     apart for n in [1, 17]", with the first crossover's interval when the point estimates cross, and the
-    limit of assumption-free claims when the method states one."""
+    limit of assumption-free claims when the method states one; ``sizes``: each group's N, which the
+    sentence names where the trials cannot locate a crossover."""
     a, b = diff.names
     level = f"{diff.confidence:.0%}"
     parts = []
     spans = stretches(diff) if diff.claim == "simultaneous" else [(w, n, n) for w, n in zip(diff.leader(), diff.ns.tolist())]
     for who, first, last in spans:
         if who is None:
-            parts.append(f"they cannot be told apart for {_span(first, last)}")
+            parts.append(say("tied", span=_span(first, last)))
         else:
-            other = b if who == a else a
-            parts.append(f"{who} leads {other} for {_span(first, last)} at {level}")
+            parts.append(say("leads", who=who, other=b if who == a else a, span=_span(first, last), level=level))
     budgets = f"n = 1 to {diff.ns[-1]}" if diff.claim == "simultaneous" else f"n = {', '.join(map(str, diff.ns))}"
     shown = "" if diff.method == "bands" else f", {diff.claim} claims"
-    text = f"{statistic_name(diff.q).capitalize()} curves, {a} vs {b} ({budgets}{shown}): " + "; ".join(parts)
+    text = say("opening", statistic=statistic_name(diff.q).capitalize(), a=a, b=b, budgets=budgets, shown=shown,
+               parts="; ".join(parts))
     crossing = first_crossing(diff) if diff.claim == "simultaneous" else None
     if crossing is not None:
         if crossing.high is not None:
-            upper = f"{crossing.high}"
+            where = say("located", low=crossing.low, high=crossing.high)
         elif diff.limit is not None and diff.limit < diff.ns[-1]:
-            upper = f"beyond {diff.limit}: it cannot be located with these trials"
+            where = say("past_limit", low=crossing.low, limit=diff.limit, trials=_trials(sizes))
         else:
-            upper = f"beyond {diff.ns[-1]}, the last budget compared"
-        estimates = "point estimates" if diff.method == "bands" else "unbiased estimates"
-        text += (f". {crossing.leader} first overtakes {crossing.previous} at n = {crossing.at} ({estimates}); "
-                 f"at {level} that first crossover lies in [{crossing.low}, {upper}]")
+            where = say("past_last", low=crossing.low, last=diff.ns[-1], trials=_trials(sizes))
+        text += say("crossing", leader=crossing.leader, previous=crossing.previous, at=crossing.at, level=level,
+                    estimates="point estimates" if diff.method == "bands" else "unbiased estimates", where=where)
     if diff.limit is not None and diff.limit < int(diff.ns[-1]):
-        text += (f". Beyond n = {diff.limit} these trials allow no claim without assumptions (the limit of "
-                 "docs/syw.md), so no leader is named there")
+        text += say("limit", limit=diff.limit)
     return text + "."
 
 

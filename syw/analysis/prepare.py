@@ -44,6 +44,8 @@ class Prepared:
     group_column: str  # the table's column naming the groups
     columns: dict[str, str] = field(default_factory=dict)  # metric/group/duration -> how it was chosen
     notes: list[str] = field(default_factory=list)
+    rows: dict[str, pd.DataFrame] = field(default_factory=dict)  # each group's counted trials, every column as read,
+    # in the order of its scores (the reporting checklist reads their hyperparameters)
 
 
 def direction(trials: Trials, metric: str, given: str | None) -> bool:
@@ -114,7 +116,7 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
                         "strategy": labels, "source": trials.name,
                         "test": pd.to_numeric(frame[test], errors="coerce") if test else np.nan}, index=frame.index)
     info = dict(metric=metric, maximize=maximize, group=group, duration=seconds, order=order, run=run, test=test,
-                notes=trials.notes + notes + ([seconds_note] if seconds_note else []))
+                notes=trials.notes + notes + ([seconds_note] if seconds_note else []), frame=frame.drop(columns="_group"))
     return out, info
 
 
@@ -149,6 +151,9 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
         rows["group"] = rows["strategy"].fillna("random")
     info = parts[0][2]
     groups = [_group(str(name), part, info["duration"] is not None, where) for name, part in rows.groupby("group", sort=True)]
+    read_as = pd.concat([i["frame"] for _, _, i in parts], ignore_index=True)  # positions match rows'
+    by_group = {str(name): read_as.iloc[at].reset_index(drop=True)
+                for name, at in pd.RangeIndex(len(rows)).to_series().groupby(rows["group"].to_numpy(), sort=True)}
     maximize = info["maximize"]
     columns = {"metric": _picked(info["metric"], metric) + (", higher is better" if maximize else ", lower is better"),
                "duration": _picked(info["duration"], duration) + _unit(info["duration"]) if info["duration"] else "none",
@@ -162,7 +167,7 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
                   for name, missing in rows["test"].isna().groupby(rows["group"]) if missing.any()]
     name = loaded[0].name if not several else "_".join(t.name for t in loaded)[:60]
     return Prepared(groups, where, name, info["metric"], maximize,
-                    "group" if group == STRATEGY else info["group"] or "group", columns, notes)
+                    "group" if group == STRATEGY else info["group"] or "group", columns, notes, by_group)
 
 
 def _studies_of(sources: list[str], studies: list[str] | None) -> list[tuple[str, list[str | None]]]:

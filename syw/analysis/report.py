@@ -7,7 +7,6 @@ import pandas as pd
 from syw.analysis import inference
 from syw.analysis.adaptive import RULE as ADAPTIVE_RULE
 from syw.analysis.bands import curve_name
-from syw.analysis.budget import RULE
 from syw.analysis.compare import Difference, leaders_by_n, sentence
 from syw.analysis.cost import RULE as COST_RULE
 from syw.analysis.cost import drawn_from, round_time_ticks
@@ -16,54 +15,94 @@ from syw.analysis.forecast import VERDICT
 from syw.analysis.selected import RULE as SELECTED_RULE
 from syw.core.units import human_duration
 
-EQ8 = ("**Expected best of n** (Eq. 8 of Dodge et al. 2019): the mean of the best of n scores drawn with "
-       "replacement from the N observed ones, sum over distinct scores v of v (P(V <= v)^n - P(V < v)^n) with the "
-       "empirical CDF; not rounded (the table keeps 10 significant digits). Defined for n <= N here.")
-SD = ("**±1 SD** (section 3.3): the standard deviation of that best of n under the same distribution, i.e. "
-      "the spread of a single search of n trials, not an error bar of the mean; the figure clips the shading "
-      "to the observed range of the group's scores, as the paper does.")
-UNBIASED = ("**Unbiased** (Tang et al. 2020): the mean of the best of n drawn *without* replacement from the "
-            "N scores, sum over order statistics v_(i) C(i-1, n-1) / C(N, n); equals the best observed score at n = N.")
+# Every sentence the report says, by name (tests/analysis/test_report_sentences.py renders each once and
+# fails on a name it never saw).
+SENTENCES = {
+    "eq8": ("**Expected best of n** (Eq. 8 of Dodge et al. 2019): the mean of the best of n scores drawn with "
+            "replacement from the N observed ones, sum over distinct scores v of v (P(V <= v)^n - P(V < v)^n) with "
+            "the empirical CDF; not rounded (the table keeps 10 significant digits). Defined for n <= N here."),
+    "sd": ("**±1 SD** (section 3.3): the standard deviation of that best of n under the same distribution, i.e. "
+           "the spread of a single search of n trials, not an error bar of the mean; the figure clips the shading "
+           "to the observed range of the group's scores, as the paper does."),
+    "unbiased": ("**Unbiased** (Tang et al. 2020): the mean of the best of n drawn *without* replacement from the "
+                 "N scores, sum over order statistics v_(i) C(i-1, n-1) / C(N, n); equals the best observed score "
+                 "at n = N."),
+    "quantile": ("**{name}** (Lourie et al. 2024): the score the best of n draws (with replacement, from the "
+                 "N observed) reaches with probability {p}, the empirical quantile F^-1(p) = min{{v : F(v) >= p}} "
+                 "at p = {q}^(1/n) (1 - (1 - {q})^(1/n) for the worst of n when lower is better); a step curve, "
+                 "always one of the observed scores. The shading is the 25% to 75% quantiles of the best of n; the "
+                 "bands and budgets are this curve's."),
+    "band": ("**{level} simultaneous confidence band** (opda, method `{method}`) of the {what}: a band for the CDF "
+             "of the score distribution holding with that probability, pushed through the map from CDF to {what}; "
+             "it holds for every n at once (past N too), assuming only that the scores lie within [{low}, {high}] "
+             "and the trials are independent draws{tail}"),
+    "ties": ("  Some scores are tied (a finite validation set): the `{method}` band's coverage is exact only for "
+             "continuous scores; `--band-method dkw` holds regardless."),
+    "one_group": "one group only",
+    "identical": "nowhere: the curves are identical at every shared budget (n = 1 to {last})",
+    "leads_throughout": "nowhere: {name} leads at every shared budget (n = 1 to {last})",
+    "difference": ("**Difference of two curves** (`analysis/compare.py`): each group's simultaneous band at level "
+                   "sqrt({confidence}) = {each} (opda, `{method}`), so that both hold with probability at least "
+                   "{level} (the groups' trials are independent); where both hold, curve(A) - curve(B) lies between "
+                   "low(A) - high(B) and high(A) - low(B) at every n at once. A group leads where that band excludes "
+                   "zero; the first crossover lies between the first n whose band allows the group behind at n = 1 "
+                   "ahead and the first n whose band puts it ahead. With tens of trials per group the band is wide "
+                   "past small n: the mean of the best of n depends on mass above every score seen, which the data "
+                   "cannot rule out (the median's band is tighter; more trials narrow both)."),
+    "reached_in_time": "{target} at {time}",
+    "not_in_time": "{target} not within its trials' time",
+    "not_within_n": "not within N",
+    "selected_intro": ("Each cell: the expected test score of the selected trial, ± its SD, and in brackets Eq. 8 of "
+                       "the validation scores minus it."),
+    "adaptive": ("- {name}: {strategy}, {runs} run(s) of {size}+ trials; drawn and tabled as the best score so far "
+                 "in trial order"),
+    "adaptive_runs": " (the runs' mean, shaded ±1 SD across runs, up to the shortest run)",
+    "cost_error": " The simulation's standard error is at most {error}.",
+    "budget": ("**Budget to reach a target**: the smallest n whose expected best (the drawn curve) reaches the "
+               "target, in the score's direction. The column \"trials (3 decimals)\" rounds "
+               "both sides to 3 decimals first, as when a curve is read at reported precision; \"time\" is n times "
+               "the group's mean training duration."),
+    "forecast": ("- **Forecast**: {rule} Checked on the authors' published trials in docs/forecast_backtest.md."),
+    "placeholders": ("- Every duration of a group is the same number: if these are placeholders, its time axis "
+                     "means nothing."),
+    "header": ("Trials: {trials} in {groups} group(s). Score: {metric}. Groups: {group}. Training time: {duration}. "
+               "Test score: {test}."),
+    "files": "Files: {files}",
+}
+
+
+def say(key: str, /, **fields) -> str:
+    """The sentence ``key`` of :data:`SENTENCES` with its fields filled."""
+    return SENTENCES[key].format(**fields) if fields else SENTENCES[key]
 
 
 def quantile_rule(q: float) -> str:
-    return (f"**{curve_name(q)}** (Lourie et al. 2024): the score the best of n draws (with replacement, from the "
-            f"N observed) reaches with probability {1 - q:g}, the empirical quantile F^-1(p) = min{{v : F(v) >= p}} "
-            f"at p = {q:g}^(1/n) (1 - (1 - {q:g})^(1/n) for the worst of n when lower is better); a step curve, "
-            "always one of the observed scores. The shading is the 25% to 75% quantiles of the best of n; the "
-            "bands and budgets are this curve's.")
+    """How the quantile curve of the best of n is computed."""
+    return say("quantile", name=curve_name(q), p=f"{1 - q:g}", q=f"{q:g}")
 
 
 def band_rule(options: Options, bounds: tuple[float, float] | None) -> str:
+    """How the simultaneous band of the drawn curve is computed."""
     what = "expected best of n" if options.q is None else curve_name(options.q).lower()
-    return (f"**{options.confidence:.0%} simultaneous confidence band** (opda, method `{options.band_method}`) "
-            f"of the {what}: a band "
-            "for the CDF of the score distribution holding with that probability, pushed through the map from "
-            f"CDF to {what}; it holds for every n at once (past N too), assuming only that the "
-            f"scores lie within [{bounds[0]:g}, {bounds[1]:g}] and the trials are independent draws"
-            + ("." if options.q is None else "; infinite where the data cannot bound it."))
+    return say("band", level=f"{options.confidence:.0%}", method=options.band_method, what=what, low=f"{bounds[0]:g}",
+               high=f"{bounds[1]:g}", tail="." if options.q is None else "; infinite where the data cannot bound it.")
 
 
 def no_change(curves: list[Curve], maximize: bool) -> str:
     """The overtakes line when no curve crosses another: which group leads throughout, or that the curves are the same."""
     if len(curves) < 2:
-        return "one group only"
+        return say("one_group")
     shared = min(c.drawn.size for c in curves)
     if all(np.array_equal(c.drawn[:shared], curves[0].drawn[:shared]) for c in curves[1:]):
-        return f"nowhere: the curves are identical at every shared budget (n = 1 to {shared})"
+        return say("identical", last=shared)
     (name, _, last), *_ = leaders_by_n({c.name: c.drawn for c in curves}, maximize=maximize)
-    return f"nowhere: {name} leads at every shared budget (n = 1 to {last})"
+    return say("leads_throughout", name=name, last=last)
 
 
 def difference_rule(confidence: float, method: str) -> str:
-    return (f"**Difference of two curves** (`analysis/compare.py`): each group's simultaneous band at level "
-            f"sqrt({confidence:g}) = {confidence ** 0.5:.4f} (opda, `{method}`), so that both hold with probability "
-            f"at least {confidence:.0%} (the groups' trials are independent); where both hold, curve(A) - curve(B) "
-            "lies between low(A) - high(B) and high(A) - low(B) at every n at once. A group leads where that band "
-            "excludes zero; the first crossover lies between the first n whose band allows the group behind at "
-            "n = 1 ahead and the first n whose band puts it ahead. With tens of trials per group the band is wide "
-            "past small n: the mean of the best of n depends on mass above every score seen, which the data "
-            "cannot rule out (the median's band is tighter; more trials narrow both).")
+    """How the crossed-bands difference of two curves is computed."""
+    return say("difference", confidence=f"{confidence:g}", each=f"{confidence ** 0.5:.4f}", method=method,
+               level=f"{confidence:.0%}")
 
 
 def cost_rows(curves: list[Curve], budgets: pd.DataFrame, maximize: bool) -> list[str]:
@@ -81,8 +120,8 @@ def cost_rows(curves: list[Curve], budgets: pd.DataFrame, maximize: bool) -> lis
         reached = []
         for target in sorted(set(budgets.target)) if not budgets.empty else []:
             hits = np.flatnonzero(drawn & ((c.cost.mean >= target) if maximize else (c.cost.mean <= target)))
-            reached.append(f"{target:g} at {human_duration(c.cost.seconds[hits[0]])}" if hits.size
-                           else f"{target:g} not within its trials' time")
+            reached.append(say("reached_in_time", target=f"{target:g}", time=human_duration(c.cost.seconds[hits[0]]))
+                           if hits.size else say("not_in_time", target=f"{target:g}"))
         out.append(f"| {c.name} | " + " | ".join(cells) + f" | {'; '.join(reached) or '-'} |")
     return out
 
@@ -111,7 +150,7 @@ def _scores(curves: list[Curve], options: Options, shown: list[int]) -> list[str
 def _budget_rows(budgets: pd.DataFrame) -> list[str]:
     """Trials (exact and at 3 decimals), time and forecast trials to reach each target."""
     def trials(v) -> str:
-        return "not within N" if v is None or pd.isna(v) else str(int(v))
+        return say("not_within_n") if v is None or pd.isna(v) else str(int(v))
 
     out = ["", "## Budget to reach each target", "",
            "| group | target | where it comes from | trials | trials (3 decimals) | time | forecast trials |",
@@ -126,9 +165,7 @@ def _budget_rows(budgets: pd.DataFrame) -> list[str]:
 def _selected_rows(tested: list[Curve], shown: list[int]) -> list[str]:
     """The winner's curse: the selected trial's expected test score and Eq. 8 of validation minus it."""
     shown = [n for n in shown if n <= max(c.scores.size for c in tested)]
-    out = ["", "## Test score of the trial validation picks (the winner's curse)", "",
-           "Each cell: the expected test score of the selected trial, ± its SD, and in brackets Eq. 8 of the "
-           "validation scores minus it.", "",
+    out = ["", "## Test score of the trial validation picks (the winner's curse)", "", say("selected_intro"), "",
            "| group | " + " | ".join(f"n={n}" for n in shown) + " |", "|---" * (len(shown) + 1) + "|"]
     for c in tested:
         cells = [f"{c.selected[0][n - 1]:.4f} ± {c.selected[1][n - 1]:.4f} [{c.mean[n - 1] - c.selected[0][n - 1]:+.4f}]"
@@ -140,9 +177,8 @@ def _selected_rows(tested: list[Curve], shown: list[int]) -> list[str]:
 def _adaptive_lines(adaptive: list[Curve]) -> list[str]:
     """Why Eq. 8 is not applied to adaptive searches, and what is drawn instead."""
     out = ["", "## Adaptive searches: Eq. 8 does not apply", ""]
-    out += [f"- {c.name}: {c.strategy}, {c.runs} run(s) of {c.drawn.size}+ trials; drawn and tabled as the best "
-            "score so far in trial order" + (" (the runs' mean, shaded ±1 SD across runs, up to the shortest run)"
-                                              if c.runs > 1 else "") for c in adaptive]
+    out += [say("adaptive", name=c.name, strategy=c.strategy, runs=c.runs, size=c.drawn.size)
+            + (say("adaptive_runs") if c.runs > 1 else "") for c in adaptive]
     return out + ["", ADAPTIVE_RULE]
 
 
@@ -162,31 +198,28 @@ def _forecast_rows(forecasts: list[Curve]) -> list[str]:
 def _rules(curves: list[Curve], options: Options, bounds: tuple[float, float] | None,
            differences: list[Difference]) -> list[str]:
     """How each number in the report is computed, one line per kind of number shown."""
-    out = ["", "## How each number is computed", "", f"- {EQ8}", f"- {SD}", f"- {UNBIASED}"]
+    out = ["", "## How each number is computed", ""] + [f"- {say(name)}" for name in ("eq8", "sd", "unbiased")]
     if options.q is not None:
         out.append(f"- {quantile_rule(options.q)}")
     if options.confidence:
         out.append(f"- {band_rule(options, bounds)}")
         if options.band_method != "dkw" and any(np.unique(c.scores).size < c.scores.size for c in curves):
-            out.append(f"  Some scores are tied (a finite validation set): the `{options.band_method}` band's "
-                       "coverage is exact only for continuous scores; `--band-method dkw` holds regardless.")
+            out.append(say("ties", method=options.band_method))
     if any(c.selected is not None for c in curves):
         out.append(f"- {SELECTED_RULE}")
     costly = [c for c in curves if c.cost is not None]
     if costly:
-        out.append(f"- {COST_RULE} The simulation's standard error is at most "
-                   f"{max(c.cost.standard_error for c in costly):.2g}.")
+        out.append(f"- {COST_RULE}" + say("cost_error", error=f"{max(c.cost.standard_error for c in costly):.2g}"))
     if differences and differences[0].method == "bands":
         out.append(f"- {difference_rule(differences[0].confidence, options.band_method)}")
     elif differences:
         out.append(f"- {inference.rule(differences[0].confidence)}")
-    out.append(f"- **Budget to reach a target**: {RULE}")
+    out.append(f"- {say('budget')}")
     forecasts = [c for c in curves if c.forecast is not None]
     if forecasts:
-        out.append(f"- **Forecast**: {forecasts[0].forecast.rule()} Checked on the authors' published "
-                   "trials in docs/forecast_backtest.md.")
+        out.append(say("forecast", rule=forecasts[0].forecast.rule()))
     if any(c.durations is not None and np.ptp(c.durations) == 0 for c in curves):
-        out.append("- Every duration of a group is the same number: if these are placeholders, its time axis means nothing.")
+        out.append(say("placeholders"))
     return out
 
 
@@ -195,9 +228,8 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
           files: list[str], differences: list[Difference] = ()) -> str:
     """The report text. ``columns`` says which column is which and why; ``files`` what was written."""
     out = [f"# Expected validation performance: {source}", "",
-           f"Trials: {sum(c.scores.size for c in curves)} in {len(curves)} group(s). Score: {columns['metric']}. "
-           f"Groups: {columns['group']}. Training time: {columns['duration']}. Test score: {columns.get('test', 'none')}.",
-           ""]
+           say("header", trials=sum(c.scores.size for c in curves), groups=len(curves), metric=columns["metric"],
+               group=columns["group"], duration=columns["duration"], test=columns.get("test", "none")), ""]
     out += [f"- note: {n}" for n in notes] + ([""] if notes else [])
     shown = sorted({1, 5, 10} | {c.scores.size for c in curves})
     out += _scores(curves, options, shown) + ([] if budgets.empty else _budget_rows(budgets))
@@ -212,9 +244,10 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
         out += _adaptive_lines(adaptive)
     if differences:
         out += ["", f"## Is one group better? ({differences[0].what} for the difference)", ""]
-        out += [f"- {sentence(d)}" for d in differences]
+        sizes = {c.name: c.scores.size for c in curves}
+        out += [f"- {sentence(d, (sizes[d.names[0]], sizes[d.names[1]]))}" for d in differences]
         out += [f"- {line}" for line in inference.limit_lines(list(differences), {c.name: c.scores.size for c in curves})]
     if forecasts := [c for c in curves if c.forecast is not None]:
         out += _forecast_rows(forecasts)
     out += _rules(curves, options, bounds, differences)
-    return "\n".join(out + ["", "Files: " + ", ".join(f"`{f}`" for f in files), ""])
+    return "\n".join(out + ["", say("files", files=", ".join(f"`{f}`" for f in files)), ""])

@@ -6,7 +6,8 @@ computes each group's curve: Eq. 8, the expected best validation score of n tria
 N observed, its spread (Eq. 8's SD) and the unbiased estimate, n = 1..N. The result gives the table
 (:meth:`Curves.table`, one row per group and n, groups in a column named ``group``), the comparisons of
 two groups as :class:`syw.analysis.compare.Difference` objects (:meth:`Curves.compare`), the figure
-on a matplotlib axes of one's own (:meth:`Curves.draw`) and the report (:meth:`Curves.report`).
+on a matplotlib axes of one's own (:meth:`Curves.draw`), the report (:meth:`Curves.report`) and the
+reporting checklist of the paper's section 5 (:meth:`Curves.checklist`).
 ``syw curve`` is this module with files around it (``syw.figures.curve_command``).
 """
 from __future__ import annotations
@@ -19,6 +20,8 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis.bands import Statistic, curve_name
+from syw.analysis.checklist import Checklist
+from syw.analysis.checklist import build as checklist_of
 from syw.analysis.compare import Difference
 from syw.analysis.curves import Curve, Options, band_bounds, budgets, build, comparisons, leader_changes, table
 from syw.analysis.floors import Floor
@@ -153,6 +156,13 @@ class Curves:
         if differences is None:
             differences = self.differences()[0]
         return expected_max_table(self.curves, shown) + ("\n" + comparison_table(differences) if differences else "")
+
+    def checklist(self, params: Sequence[str] | None = None) -> Checklist:
+        """The reporting checklist of the paper's section 5 filled from the trials (``syw.analysis.checklist``):
+        trials per group, hyperparameter bounds as seen, best assignments, Eq. 8 at n = 1, 5, 10 and N, the
+        search strategy and time per trial, and what is still to state; ``.markdown()`` and ``.latex()`` write it.
+        ``params``: the hyperparameter columns (default: found by name)."""
+        return checklist_of(self.prepared, self.curves, params)
 
     def report(self, targets: Sequence[float | tuple[float, str]] = (), *, differences: list[Difference] | None = None,
                files: Sequence[str] = ()) -> str:

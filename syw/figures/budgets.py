@@ -9,7 +9,7 @@ import pandas as pd
 
 from syw.analysis import Lead, budget_to_reach, crossovers, time_crossovers, time_leaders
 from syw.analysis.budget import RULE
-from syw.analysis.compare import sentence
+from syw.analysis.compare import leaders_by_n, sentence
 from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
 from syw.analysis.inference import compare
@@ -66,6 +66,14 @@ INTERVAL_RULE = ("95% interval: `syw.analysis.inference.budget_interval`, \"cann
                  "bound it (past the limit floor(N ln 2 / ln 40) of docs/syw.md)")
 
 
+def ahead_throughout(groups: list[Group]) -> str:
+    """Who leads at every shared budget when no curve crosses another (Eq. 8, ties to the first named)."""
+    if len(groups) < 2:
+        return "one family only"
+    (name, _, last), *_ = leaders_by_n({g.label: curve_of(g).mean for g in groups})
+    return f"{name} leads at every shared budget (n = 1 to {last})"
+
+
 def leader_confidence(groups: list[Group]) -> list[str]:
     """Who leads each pair's curves at 95%, simultaneously over the budgets both have (``syw curve``'s comparison)."""
     if len(groups) < 2:
@@ -75,7 +83,7 @@ def leader_confidence(groups: list[Group]) -> list[str]:
         if min(a.scores.size, b.scores.size) < 2:
             lines.append(f"- {a.label} vs {b.label}: fewer than 2 trials, no comparison")
             continue
-        lines.append(f"- {sentence(compare(a.scores, b.scores, (a.label, b.label)))}")
+        lines.append(f"- {sentence(compare(a.scores, b.scores, (a.label, b.label)), (a.scores.size, b.scores.size))}")
     return lines
 
 
@@ -101,6 +109,27 @@ def leads_text(labels: dict[str, str], leads: list[Lead]) -> str:
             "at N): " + "; ".join(spans) + ".")
 
 
+def reach_table(frame: pd.DataFrame, groups: list[Group]) -> list[str]:
+    """The budget to reach each target of :func:`budget_rows`'s ``frame`` (exact and rounded, trials and time)
+    with its 95% interval (``syw.analysis.inference.budget_interval``), as Markdown; none without targets."""
+    labels = {g.name: g.label for g in groups}
+    reach = frame[frame.statistic.str.startswith("budget_to_reach")]
+    if reach.empty:
+        return []
+    out = ["", "Budget to reach a target (first n whose expected max >= target; rounded: both sides at 3 decimals; "
+           f"{INTERVAL_RULE}):", "",
+           "| family | target | trials | time | trials (rounded) | time (rounded) | 95% interval (trials) |",
+           "|---|---|---|---|---|---|---|"]
+    for (family, target), part in reach.groupby(["family", "target"], sort=False):
+        exact = part[part.statistic == "budget_to_reach"].iloc[0]
+        rounded = part[part.statistic == "budget_to_reach_rounded_3dp"].iloc[0]
+        fmt = lambda v: "not reached" if v is None or pd.isna(v) else str(int(v))  # noqa: E731
+        out.append(f"| {labels[family]} | {target:g} | {fmt(exact.trials)} | {human_duration(exact.seconds)} | "
+                   f"{fmt(rounded.trials)} | {human_duration(rounded.seconds)} | "
+                   f"{interval_words(next(g.scores for g in groups if g.name == family), target)} |")
+    return out
+
+
 def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source: str) -> str:
     labels = {g.name: g.label for g in groups}
     out = [f"## Figure {spec.number}: study `{spec.study}` ({source})", ""]
@@ -110,23 +139,11 @@ def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source:
         best = frame[(frame.family == g.name) & (frame.statistic == "best_observed")].value.iloc[0]
         out.append(f"| {labels[g.name]} | {g.scores.size} | {human_duration(g.mean_duration)} | {em.iloc[0]:.4f} | "
                    f"{em.get(min(10, g.scores.size), np.nan):.4f} | {em.iloc[-1]:.4f} | {best:.4f} |")
-    reach = frame[frame.statistic.str.startswith("budget_to_reach")]
-    if not reach.empty:
-        out += ["", "Budget to reach a target (first n whose expected max >= target; rounded: both sides at 3 decimals; "
-                f"{INTERVAL_RULE}):", "",
-                "| family | target | trials | time | trials (rounded) | time (rounded) | 95% interval (trials) |",
-                "|---|---|---|---|---|---|---|"]
-        for (family, target), part in reach.groupby(["family", "target"], sort=False):
-            exact = part[part.statistic == "budget_to_reach"].iloc[0]
-            rounded = part[part.statistic == "budget_to_reach_rounded_3dp"].iloc[0]
-            fmt = lambda v: "not reached" if v is None or pd.isna(v) else str(int(v))  # noqa: E731
-            out.append(f"| {labels[family]} | {target:g} | {fmt(exact.trials)} | {human_duration(exact.seconds)} | "
-                       f"{fmt(rounded.trials)} | {human_duration(rounded.seconds)} | "
-                       f"{interval_words(next(g.scores for g in groups if g.name == family), target)} |")
+    out += reach_table(frame, groups)
     cross = frame[frame.statistic.str.startswith("crossover")]
     out += ["", "Crossovers (the first family overtakes the second at this budget and leads until the same pair's next line, if any):", ""]
     if cross.empty:
-        out.append("- none: one family leads at every shared budget")
+        out.append(f"- none: {ahead_throughout(groups)}")
     for row in cross.itertuples():
         leader, previous = row.family.split(" over ")
         where = f"n = {int(row.trials)} trials" if row.statistic == "crossover_trials" else f"t = {human_duration(row.seconds)}"

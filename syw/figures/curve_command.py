@@ -87,15 +87,8 @@ def _fraction(text: str) -> float:
     return value
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="syw", description="Expected validation performance (Dodge et al. 2019) "
-                                  "of anyone's hyperparameter search. syw curve --help for more.")
-    sub = top.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("curve", help="expected-max curves, figure and report of a search's trials",
-                       description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trials", nargs="+", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna "
-                   "storage (sqlite:///x.db or x.db); several: one figure (a curve per source, or per group)")
+def add_reading(p: argparse.ArgumentParser) -> None:
+    """The options saying how to read the trials, shared by ``syw curve`` and ``syw report TRIALS``."""
     what = p.add_argument_group("what to read")
     what.add_argument("--study", action="append", help="the Optuna study's name (needed when the storage holds "
                       "several); repeatable: each study is read")
@@ -116,6 +109,18 @@ def parser() -> argparse.ArgumentParser:
     what.add_argument("--floor", type=float, metavar="X",
                       help="the score of a predictor that learned nothing (chance accuracy; perplexity: the vocabulary "
                            "size): scores beyond it count at X, and the report counts them (docs/syw.md, floors)")
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="syw", description="Expected validation performance (Dodge et al. 2019) "
+                                  "of anyone's hyperparameter search. syw curve --help for more.")
+    sub = top.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("curve", help="expected-max curves, figure and report of a search's trials",
+                       description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trials", nargs="+", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna "
+                   "storage (sqlite:///x.db or x.db); several: one figure (a curve per source, or per group)")
+    add_reading(p)
     draw = p.add_argument_group("what to draw and compute")
     draw.add_argument("--statistic", type=_statistic, default=None, metavar="mean|median|q=Q",
                       help="the curve: mean (Eq. 8, default), median or another quantile of the best of n "
@@ -207,12 +212,13 @@ def _options(args: argparse.Namespace, maximize: bool) -> Options:
                    at=tuple(args.at) if args.at else None, compare_confidence=args.confidence)
 
 
-def _folder(args: argparse.Namespace, name: str) -> Path:
-    """``--out``, else ``<trials>_syw`` beside one trial file or folder, else ``<name>_syw`` here."""
+def folder_for(args: argparse.Namespace, name: str, what: str = "curves") -> Path:
+    """``--out``, else ``<trials>_syw`` beside one trial file or folder, else ``<name>_syw`` here (``what``: what
+    goes there, for the error when it cannot)."""
     where = Path(args.trials[0])
     folder = args.out or (Path(f"{name}_syw") if "://" in args.trials[0] or len(args.trials) > 1
                           else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
-    check_writable(folder, "curves")
+    check_writable(folder, what)
     return folder
 
 
@@ -274,17 +280,22 @@ def stated_floor(sources: list[str]) -> Floor | None:
     return Floor(*floors.pop()) if len(floors) == 1 else None
 
 
+def read_args(args: argparse.Namespace):
+    """The trials as the options of :func:`add_reading` say to read them (``syw.figures.api.read``)."""
+    return read(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
+                maximize=None if args.direction is None else args.direction == "max", pick=args.pick,
+                failed=args.failed, test=args.test,
+                floor=Floor(args.floor, "--floor") if args.floor is not None else stated_floor(args.trials))
+
+
 def curve(args: argparse.Namespace) -> int:
     """``syw curve``: read the trials, check the options, compute (``syw.figures.api``), write the tables,
     figures and report."""
-    prepared = read(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
-                    maximize=None if args.direction is None else args.direction == "max", pick=args.pick,
-                    failed=args.failed, test=args.test,
-                    floor=Floor(args.floor, "--floor") if args.floor is not None else stated_floor(args.trials))
+    prepared = read_args(args)
     _check(args, prepared)
     options = _options(args, prepared.maximize)
     bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
-    folder = _folder(args, prepared.name)
+    folder = folder_for(args, prepared.name)
     if args.forecast:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)

@@ -6,14 +6,15 @@ from typing import Any
 
 import pandas as pd
 
+from syw.analysis.checklist import MISSING, Entry, checklist_lines, expected_table
 from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
 from syw.core.units import human_duration
 from syw.experiments.space import Family, load_family, study_config
+from syw.figures.budgets import budget_rows, reach_table
 from syw.figures.sources import PAPER_DIR, from_paper, paper_rows, study_rows
 from syw.figures.specs import FIGURES
 
-MISSING = "**missing**"
 BUDGETS = (1, 2, 5, 10, 20, 50, 100)
 
 
@@ -69,23 +70,26 @@ def build(study: str, source: str = "ours", results_dir: Path | None = None, pap
     """Markdown and LaTeX reports of ``study`` (source "ours": records; "paper": the authors' file)."""
     cfg = study_config(study)
     families = {name: load_family(stem, name=name) for name, stem in cfg["families"].items()}
-    sections = {}
+    sections, groups = {}, []
     if source == "ours":
         parts, n_failed = study_rows(study, results_dir)
         for name, rows in parts.items():
             family = families[name]
             group = Group(name, rows["value"].to_numpy(float), rows["duration_seconds"].to_numpy(float), family.label)
+            groups.append(group)
             sections[name] = _family_section(family, rows, group, n_failed.get(name, 0), cfg["metric"], rows["seed"].iloc[0],
                                              maximize=cfg.get("direction", "max") == "max")
     else:
         spec = next(s for s in FIGURES.values() if s.study == study)
         rows = paper_rows(spec, paper_dir)
         for group in from_paper(spec, paper_dir):
+            groups.append(group)
             sections[group.name] = _family_section(families[group.name], None, group, 0, cfg["metric"], None)
             sections[group.name]["file_best"] = searched_columns(rows[group.name], spec.paper.metric_column)
     if not sections:
         raise FileNotFoundError(f"no trials for study {study} ({source})")
-    return _markdown(study, cfg, sections, source), _latex(study, sections)
+    budgets = _budgets(study, source, groups) if cfg.get("direction", "max") == "max" else []
+    return _markdown(study, cfg, sections, source, budgets), _latex(study, sections)
 
 
 def searched_columns(rows: pd.DataFrame, metric: str) -> dict[str, Any]:
@@ -96,7 +100,7 @@ def searched_columns(rows: pd.DataFrame, metric: str) -> dict[str, Any]:
             if not str(c).startswith(outcome) and c.strip() and rows[c].nunique(dropna=True) > 1}
 
 
-def _markdown(study: str, cfg: dict, sections: dict, source: str) -> str:
+def _markdown(study: str, cfg: dict, sections: dict, source: str, budgets: list[str]) -> str:
     out = [f"# Report: study `{study}` ({'our records' if source == 'ours' else 'the authors published trials'})", "",
            cfg.get("description", ""), ""]
     for name, s in sections.items():
@@ -113,33 +117,46 @@ def _markdown(study: str, cfg: dict, sections: dict, source: str) -> str:
             out += ["", "The best trial in the authors' file (columns that vary across the family's trials):", "",
                     "| column | value |", "|---|---|"] + [f"| {k} | {_fmt(v)} |" for k, v in s["file_best"].items()]
         out.append("")
-    out += ["## Checklist (Text Box 1)", "", "For all reported experimental results:", ""]
-    hardware = "; ".join(f"{s['label']}: {s['hardware']}" for s in sections.values())
-    runtime = "; ".join(f"{s['label']}: {human_duration(s['duration'])}" for s in sections.values())
-    out += [f"- [x] Description of computing infrastructure: {hardware}",
-            f"- [x] Average runtime for each approach: {runtime}",
-            f"- [{'x' if cfg.get('splits') else ' '}] Details of train/validation/test splits: {cfg.get('splits') or MISSING}",
-            "- [x] Corresponding validation performance for each reported test result: no test results are reported; "
-            "all numbers are validation performance",
-            f"- [x] A link to implemented code: {'; '.join(sorted({s['implementation'] for s in sections.values()}))}",
-            "", "For experiments with hyperparameter search:", "",
-            "- [x] Bounds for each hyperparameter: the search-space tables above",
-            f"- [{'x' if all(s['space'] and MISSING not in {b for _, _, b in s['space']} for s in sections.values()) else ' '}] "
-            "Hyperparameter configurations for best-performing models: the best-assignment columns above",
-            "- [x] Number of hyperparameter search trials: " + "; ".join(f"{s['label']}: {s['trials']}" for s in sections.values()),
-            "- [x] The method of choosing hyperparameter values and the criterion used to select among them: "
-            + "; ".join(f"{s['label']}: {s['strategy']}" for s in sections.values())
-            + f"; selection by best validation {cfg['metric']} ({'higher' if cfg.get('direction', 'max') == 'max' else 'lower'} is better)",
-            "- [x] Expected validation performance (section 3.1): the table below", "",
-            "## Expected validation performance (Eq. 8, +- plug-in SD)", ""]
-    header = "| n | " + " | ".join(s["label"] for s in sections.values()) + " |"
-    out += [header, "|---" * (len(sections) + 1) + "|"]
-    for n in [b for b in BUDGETS if b <= max(s["trials"] for s in sections.values())]:
-        cells = []
-        for s in sections.values():
-            cells.append(f"{s['em'][n - 1]:.4f} +- {s['sd'][n - 1]:.4f}" if n <= s["trials"] else "")
-        out.append(f"| {n} | " + " | ".join(cells) + " |")
+    out += ["## Checklist (Text Box 1)", ""] + checklist_lines(_entries(cfg, sections))
+    out += ["", "## Expected validation performance (Eq. 8 ± its SD, section 3.3)", ""]
+    out += expected_table({s["label"]: (s["em"], s["sd"]) for s in sections.values()},
+                          [b for b in BUDGETS if b <= max(s["trials"] for s in sections.values())])
+    if budgets:
+        out += ["", "## Budget to reach each target (95% interval)"] + budgets
     return "\n".join(out) + "\n"
+
+
+def _entries(cfg: dict, sections: dict) -> dict[str, Entry]:
+    """The items of Text Box 1 (``syw.analysis.checklist.ITEMS``) as the study's records and configs fill them."""
+    def each(key: str) -> str:
+        return "; ".join(f"{s['label']}: {s[key] if key != 'duration' else human_duration(s[key])}"
+                         for s in sections.values())
+
+    complete = all(s["space"] and MISSING not in {b for _, _, b in s["space"]} for s in sections.values())
+    known = [s for s in sections.values() if s["hardware"] != MISSING]
+    return {
+        "infrastructure": Entry(each("hardware") if len(known) == len(sections) else None,
+                                None if len(known) == len(sections) else "the hardware of the authors' runs"),
+        "runtime": Entry(each("duration")),
+        "splits": Entry(cfg.get("splits") or None, None if cfg.get("splits") else "the splits (study.splits)"),
+        "validation": Entry("no test results are reported; all numbers are validation performance"),
+        "code": Entry("; ".join(sorted({s["implementation"] for s in sections.values()}))),
+        "bounds": Entry("the search-space tables above"),
+        "best": Entry("the best-assignment columns above", None if complete else "the best assignment of each family"),
+        "trials": Entry(each("trials")),
+        "method": Entry(each("strategy") + f"; selection by best validation {cfg['metric']} "
+                        f"({'higher' if cfg.get('direction', 'max') == 'max' else 'lower'} is better)"),
+        "expected": Entry("the table below"),
+    }
+
+
+def _budgets(study: str, source: str, groups: list[Group]) -> list[str]:
+    """The budget to reach each of the paper's targets for the study's figure, with its 95% interval, as
+    ``syw budgets`` writes it (``syw.figures.budgets``); none for a study no figure draws."""
+    spec = next((s for s in FIGURES.values() if study in (s.study, s.reduced) or study.startswith(f"{s.study}_")), None)
+    if spec is None:
+        return []
+    return reach_table(budget_rows(spec, groups, source), groups)
 
 
 def _latex(study: str, sections: dict) -> str:

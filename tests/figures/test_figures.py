@@ -14,6 +14,7 @@ from syw.core.errors import DataError
 from syw.figures import sources
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
+from tests.support import oracle
 from tests.support.fake_records import spec_for_paper_file, use_paper_file, write_paper_file, write_study
 
 STUDIES = {
@@ -235,6 +236,15 @@ def test_report_fills_every_checklist_item_from_records(tmp_path):
     assert "Test CPU (2 cores), GPU: none" in text and "| Number of search trials | 12 ok |" in text
     tex = (tmp_path / "o" / "report_sst5_ours.tex").read_text()
     assert tex.count(r"\begin{tabular}") == 2 and "max\\_filter\\_size" in tex
+    # issue 62, item 3: the budget to reach the paper's target with its 95% interval, as syw budgets gives it
+    from syw.analysis.inference import budget_interval
+
+    budgets = text.split("## Budget to reach each target (95% interval)")[1]
+    cnn = [json.loads(l)["value"] for l in (results / "sst5" / "cnn.jsonl").read_text().splitlines()]
+    found = budget_interval(cnn, 0.395)
+    words = f"{found.low}-{found.high}" if found.high else f"{found.low} to beyond {found.limit}: cannot be located with 12 trials"
+    reached = oracle.first_reaching(cnn, 0.395, len(cnn))
+    assert f"| CNN | 0.395 | {reached or 'not reached'} | " in budgets and budgets.rstrip().endswith(f"| {words} |")
 
 
 def test_report_of_a_study_that_minimizes(tmp_path, monkeypatch):
@@ -252,7 +262,7 @@ def test_report_of_a_study_that_minimizes(tmp_path, monkeypatch):
     assert f"| Best validation accuracy | {min(values):.4f} |" in md
     assert f"| Best validation accuracy | {max(values):.4f} |" not in md
     worst_case = expected_max(values, [10], maximize=False)[0]  # the table shows n = 1, 5, 10
-    assert f"{worst_case:.4f} +- " in md and "lower is better" in md
+    assert f"{worst_case:.4f} ± " in md and "lower is better" in md
 
 
 def test_report_marks_missing_items(tmp_path):

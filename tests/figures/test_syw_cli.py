@@ -41,7 +41,7 @@ def test_csv_table_figure_and_report(tmp_path, capsys):
     assert (a.band_low <= a.expected_max).all() and (a.expected_max <= a.band_high).all()
     assert "| a | 80 | a made-up bar | 3 | 3 | 3 s | - |" in report  # 80 reached at n = 3
     assert "| b | 80 | a made-up bar | not within N |" in report
-    for words in ("Eq. 8", "rounded to that many decimals", "Tang et al. 2020", "95% simultaneous confidence band",
+    for words in ("Eq. 8", "rounds both sides to 3 decimals", "Tang et al. 2020", "95% simultaneous confidence band",
                   "clips the shading", "`val_acc` (picked)", "`model` (picked)", "`runtime` (picked)"):
         assert words in report, words
     for suffix in ("png", "pdf"):
