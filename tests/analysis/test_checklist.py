@@ -3,6 +3,9 @@ can fill is filled with their numbers (trials per group, bounds seen, best assig
 time per trial), and what only the author knows is listed as still to state."""
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pandas as pd
 import pytest
 
@@ -122,6 +125,16 @@ def test_latex_holds_the_items_the_bounds_and_the_table(checklist):
     assert r"\item[$\square$] A link to implemented code: missing. Still to state: a link to the code" in tex
     assert r"layers & integers in [2, 4], values \{2, 3, 4\} & 3 \\" in tex
     assert r"cnn & 4 & " in tex and tex.count(r"\begin{tabular}") == 3
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed here")
+def test_the_latex_checklist_compiles_with_pdflatex(checklist, tmp_path):
+    (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n"
+                                      f"\\begin{{document}}\n{checklist.latex()}\n\\end{{document}}\n")
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (tmp_path / "doc.pdf").stat().st_size > 1000
 
 
 def test_an_optuna_study_reads_its_params(tmp_path):
