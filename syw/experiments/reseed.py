@@ -137,7 +137,7 @@ def prepare(cfg: DictConfig) -> dict[str, tuple[Family, list[dict[str, Any]]]]:
     return todo
 
 
-USAGE = "syw reseed study=NAME [family=F] reseed.best=K reseed.seeds=M [other overrides]"
+USAGE = "syw reseed study=NAME|PATH.yaml [family=F] reseed.best=K reseed.seeds=M [other overrides]"
 DESCRIPTION = """\
 Rerun a family's K best assignments with M new training seeds each (Melis et al. 2018, section 7.2), to
 see how much of the gap between families a seed alone makes. The reruns' records go to

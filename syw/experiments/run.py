@@ -178,12 +178,14 @@ def run_all(cfg: DictConfig, plan: Plan, resources: dict, commit: str) -> None:
         interrupted = run_adaptive(cfg, family, resources, commit)
 
 
-USAGE = "syw run study=NAME [family=F] [trials=N] [dry_run=true] [other overrides]"
+USAGE = "syw run study=NAME|PATH.yaml [family=F] [trials=N] [dry_run=true] [other overrides]"
 DESCRIPTION = """\
 Run a study's seeded random search (or an adaptive tuner's) on Ray Tune: check the study, its families
 and any existing records, then train every trial without a record and append one record per finished
 trial to results/<study>/<family>.jsonl, so the same command resumes a stopped run. dry_run=true checks
-and prints the assignments and trains nothing."""  # what --help says before Hydra's overrides
+and prints the assignments and trains nothing. A study is one of conf/study by NAME, or a file of yours by
+its PATH (its family files beside it); a training function of yours is imported from the current folder or
+PYTHONPATH (docs/own_model.md)."""  # what --help says before Hydra's overrides
 
 
 def main() -> None:
