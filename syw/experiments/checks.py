@@ -95,6 +95,9 @@ def validate(cfg: DictConfig) -> list[Family]:
         raise ConfigError(where, "study", "missing: choose a study, e.g. study=sst5")
     known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction", "reduced", "trials",
              "floor"}
+    if isinstance(study.get("study"), DictConfig):  # Hydra put the file's keys under study: its package line is missing
+        raise ConfigError(where, "line 1", "a study file starts with `# @package _global_` (its keys are the run's "
+                          "settings, as in conf/study/toy.yaml)")
     unknown = set(study) - known
     if unknown:
         raise ConfigError(where, f"study.{sorted(unknown)[0]}", f"unknown key (allowed: {', '.join(sorted(known))})")

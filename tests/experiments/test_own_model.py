@@ -140,6 +140,15 @@ def test_a_bad_study_path_or_name_is_one_line_from_the_command(tmp_path):
     assert "there is no study 'my_study' (has: " in line and "study=path/to/my_study.yaml" in line
 
 
+def test_a_study_file_without_its_package_line_is_told_so(tmp_path):
+    folder = project(tmp_path)
+    study = folder / "studies" / "my_study.yaml"
+    study.write_text(study.read_text().replace("# @package _global_\n", ""))
+    line = one_error(syw(folder, "run", "study=studies/my_study.yaml", "dry_run=true", timeout=120))
+    assert line == f"error: {study}: line 1: a study file starts with `# @package _global_` (its keys are the run's settings, " \
+                   "as in conf/study/toy.yaml)"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["its folder", "PYTHONPATH"])
 def test_the_docs_example_trains_its_trials_on_ray_from_outside_the_checkout(tmp_path, where):
