@@ -128,9 +128,9 @@ def of_the_paper(family: Family) -> bool:
     return family.file.resolve().is_relative_to((CONF_DIR / "search_space").resolve())
 
 
-def own_lines(family: Family, name: str, runs: str, to_run: int, results: Path) -> list[str]:
-    """A user's family's estimate: the mean duration of its finished trials here, per machine, x the trials left."""
-    recorded = recorded_seconds(results / f"{family.name}.jsonl")
+def own_lines(family: Family, name: str, runs: str, to_run: int, records: Path) -> list[str]:
+    """A user's family's estimate: the mean duration of its finished trials (in ``records``), per machine, x the trials left."""
+    recorded = recorded_seconds(records)
     if not recorded:
         return [f"  {name} {runs}; no estimate: no finished trials of this family yet ({_shown(family.file)} is not a "
                 "family of the paper, so the paper's per-trial time does not apply; a dry run after some trials estimates from them)"]
@@ -142,14 +142,14 @@ def own_lines(family: Family, name: str, runs: str, to_run: int, results: Path) 
     return lines
 
 
-def family_lines(family: Family, trials: int, to_run: int, results: Path, dirs: list[Path],
+def family_lines(family: Family, trials: int, to_run: int, records: Path, dirs: list[Path],
                  speedups: dict[str, list[Speedup]], width: int = 0) -> tuple[list[str], dict[str, float], bool]:
     """One family's estimate (its name padded to ``width``): its lines, the paper's seconds for its
     trials by hardware, and whether anything measured scaled it (a user's family: :func:`own_lines`)."""
     name = f"{family.name + ':':{width + 1}}"
     runs = f"{trials} trials" + (f" ({to_run} to run)" if to_run != trials else "")
     if not of_the_paper(family):
-        return own_lines(family, name, runs, to_run, results), {}, False
+        return own_lines(family, name, runs, to_run, records), {}, False
     paper = reported_time(family, dirs)
     if paper is None:
         lines = [f"  {name} {runs}; the paper reports no training time for {family.file.name}"]
@@ -160,7 +160,7 @@ def family_lines(family: Family, trials: int, to_run: int, results: Path, dirs: 
         left = f"; to run: {hours(to_run * seconds)}" if to_run != trials else ""
         lines = [f"  {name} {runs} x {seconds:g} s = {hours(trials * seconds)} on {hardware}{left}{whose}"]
         totals = {hardware: trials * seconds}
-    recorded = recorded_seconds(results / f"{family.name}.jsonl")
+    recorded = recorded_seconds(records)
     measured = False
     for gpu, durations in sorted((g, d) for g, d in recorded.items() if g != "none"):
         median = statistics.median(durations)
@@ -182,9 +182,10 @@ def family_lines(family: Family, trials: int, to_run: int, results: Path, dirs: 
 
 
 def cost_lines(study: str, families: list[Family], trials: dict[str, int], todo: dict[str, list[int]], results: Path,
-               dirs: list[Path], reports: Path = REPORTS_DIR) -> list[str]:
+               dirs: list[Path], reports: Path = REPORTS_DIR, records: dict[str, Path] | None = None) -> list[str]:
     """The dry run's cost block: per family, its ``trials[name]`` x the paper's per-trial seconds, then what
-    this suite measured (:func:`family_lines`), the totals, and a line when nothing was measured."""
+    this suite measured (:func:`family_lines`), the totals, and a line when nothing was measured. A family's
+    records are ``records[name]``, else ``results/<name>.jsonl``."""
     speedups, notes = gpu_reports(reports)
     paper = [of_the_paper(family) for family in families]
     own = "for a family of yours, the mean duration of its own finished trials here x the trials to run"
@@ -195,7 +196,8 @@ def cost_lines(study: str, families: list[Family], trials: dict[str, int], todo:
     totals: dict[str, float] = {}
     any_measured = False
     for family in families:
-        more, seconds, measured = family_lines(family, trials[family.name], len(todo[family.name]), results, dirs, speedups,
+        path = (records or {}).get(family.name, results / f"{family.name}.jsonl")  # an adaptive run's are elsewhere
+        more, seconds, measured = family_lines(family, trials[family.name], len(todo[family.name]), path, dirs, speedups,
                                                max(len(f.name) for f in families))
         lines += more
         any_measured |= measured

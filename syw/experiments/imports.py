@@ -92,6 +92,10 @@ def import_problem(target: str) -> str | None:
         prefix = ".".join(parts[:depth])
         try:
             found = importlib.util.find_spec(prefix)  # runs the parent packages' __init__
+        except ModuleNotFoundError as err:
+            if err.name != prefix:  # a parent package whose import failed on a module it imports
+                return _failed(".".join(parts[:depth - 1]), err)
+            found = None  # the parent is a module, not a package: it has no submodules
         except Exception as err:  # noqa: BLE001 - a parent package that raised on import
             return _failed(".".join(parts[:depth - 1]), err)
         if found is None:

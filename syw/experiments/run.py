@@ -207,7 +207,7 @@ def run_study(cfg: DictConfig) -> None:
         with exit_on(ConfigError, RecordError):
             print("\n".join(cost_lines(cfg.study.name, families, {p.name: p.trials for p in plan.families},
                                        {p.name: list(p.todo) for p in plan.families}, plan.results,
-                                       family_dirs(cfg))))
+                                       family_dirs(cfg), records={p.name: p.records for p in plan.families})))
         return
     if not plan.left:
         kept = "ok records" if cfg.retry_failed else "records (retry_failed=true reruns the failed ones)"

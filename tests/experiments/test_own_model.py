@@ -92,6 +92,9 @@ def test_a_package_not_on_the_path_is_one_line_saying_where_it_looked(tmp_path):
     ("pkg_d.mod.train", {"__init__": "x = 1\nfrom os import not_a_name\n", "mod": "def train(p, c):\n    pass\n"},
      "pkg_d was found, but importing it failed at {root}/pkg_d/__init__.py:2: ImportError: cannot import name 'not_a_name'"),
     ("pkg_e.mod.train", {"mod": "train = 3\n"}, "pkg_e.mod has a non-callable 'train'"),
+    ("pkg_f.mod.sub.train", {"mod": ""}, "there is no module pkg_f.mod.sub (the package pkg_f.mod is {root}/pkg_f/mod.py)"),
+    ("pkg_g.mod.train", {"__init__": "import not_installed_either\n", "mod": ""},
+     "pkg_g was found, but importing it failed: {root}/pkg_g/__init__.py:1 imports not_installed_either"),
 ])
 def test_why_a_users_function_cannot_be_imported(tmp_path, monkeypatch, target, source, expected):
     package = tmp_path / target.split(".")[0]
