@@ -3,7 +3,6 @@ file (against the settings its training function declares), and that existing re
 with the same seed and search space."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -14,16 +13,46 @@ from omegaconf import DictConfig, OmegaConf
 from syw.core.errors import ConfigError
 from syw.core.records import iter_records
 from syw.core.settings import check_settings
+from syw.experiments.imports import add_current_folder, import_problem
 from syw.experiments.replay import ReplayError, within
 from syw.experiments.source import declared_settings, defined_in_source
 from syw.experiments.space import CONF_DIR, STRATEGIES, Family, load_family
 
 
-def study_file() -> str:
+def config_roots() -> list[Path]:
+    """Hydra's config folders, in its order: the suite's ``conf/``, then each ``file://`` folder of ``hydra.searchpath``
+    (a study given by path is one: :mod:`syw.experiments.given_study`)."""
     try:
-        return str(CONF_DIR / "study" / f"{HydraConfig.get().runtime.choices['study']}.yaml")
+        extra = [str(entry) for entry in HydraConfig.get().searchpath]
+    except Exception:  # not under Hydra (tests call the helpers directly)
+        extra = []
+    return [CONF_DIR, *(Path(entry.removeprefix("file://")) for entry in extra if "://" not in entry.removeprefix("file://"))]
+
+
+def study_file() -> str:
+    """The study file Hydra chose: the first ``study/<choice>.yaml`` of :func:`config_roots`, the file itself
+    when it is a link to one given by path."""
+    try:
+        choice = HydraConfig.get().runtime.choices["study"]
     except Exception:  # not under Hydra (tests call the helpers directly)
         return "<study config>"
+    for root in config_roots():
+        candidate = root / "study" / f"{choice}.yaml"
+        if candidate.is_file():
+            return str(candidate.resolve())
+    return str(CONF_DIR / "study" / f"{choice}.yaml")
+
+
+def family_dirs(cfg: DictConfig) -> list[Path]:
+    """Where a study's family files are looked for, before ``conf/search_space``: ``paths.family_dirs``, then the
+    folder of a study file that is not the suite's (beside it), then ``search_space/`` of each ``hydra.searchpath``
+    folder (which mirrors the suite's ``conf/``)."""
+    dirs = [Path(str(d)) for d in cfg.paths.get("family_dirs") or []]
+    study = Path(study_file())
+    if study.is_file() and not study.is_relative_to(CONF_DIR):
+        dirs.append(study.parent)
+    dirs += [root / "search_space" for root in config_roots()[1:] if (root / "search_space").is_dir()]
+    return list(dict.fromkeys(dirs))
 
 
 def _require(cfg: DictConfig, key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -66,6 +95,9 @@ def validate(cfg: DictConfig) -> list[Family]:
         raise ConfigError(where, "study", "missing: choose a study, e.g. study=sst5")
     known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction", "reduced", "trials",
              "floor"}
+    if isinstance(study.get("study"), DictConfig):  # Hydra put the file's keys under study: its package line is missing
+        raise ConfigError(where, "line 1", "a study file starts with `# @package _global_` (its keys are the run's "
+                          "settings, as in conf/study/toy.yaml)")
     unknown = set(study) - known
     if unknown:
         raise ConfigError(where, f"study.{sorted(unknown)[0]}", f"unknown key (allowed: {', '.join(sorted(known))})")
@@ -83,7 +115,7 @@ def validate(cfg: DictConfig) -> list[Family]:
     if cfg.family is not None and cfg.family not in families:
         raise ConfigError(where, "family", f"unknown family {cfg.family!r} in study {cfg.study.name} (has: {', '.join(families)})")
     names = [cfg.family] if cfg.family is not None else list(families)
-    dirs = [Path(d) for d in cfg.paths.get("family_dirs") or []]
+    dirs = family_dirs(cfg)
     out = []
     for name in names:
         try:
@@ -190,24 +222,30 @@ def check_assignment(family: Family, record: dict[str, Any], where: Path) -> Non
 
 
 def check_family_code(family: Family) -> None:
-    """Check that a family's training function exists and that the family file fits the ``SETTINGS``
-    its module declares (:func:`syw.experiments.source.declared_settings`). A dry run checks it too: every family's model is in
-    the suite, so a ``_target_`` that cannot be imported is a typo, found before any trial."""
-    from hydra.utils import get_method
-
+    """Check that a family's training function can be imported (:mod:`syw.experiments.imports`) and that the
+    family file fits the ``SETTINGS`` its module declares (:func:`syw.experiments.source.declared_settings`). A dry
+    run checks it too, so a ``_target_`` that cannot be imported is found before any trial. A suite module is read
+    without running it when it defines the function (its libraries are the workers' to import); a user's module is
+    imported here, so one that fails to import stops the study instead of failing every trial."""
+    add_current_folder()
+    if not family.train_target.startswith("syw."):
+        _require_importable(family)
     if not defined_in_source(family.train_target):
-        try:
-            get_method(family.train_target)
-        except Exception:
-            module, _, name = family.train_target.rpartition(".")
-            try:
-                why = f"{module} has no {name!r}" if importlib.util.find_spec(module) else f"there is no module {module}"
-            except (ImportError, ValueError):
-                why = f"there is no module {module}"
-            raise ConfigError(family.file, "train._target_", f"{family.train_target} cannot be imported: {why} "
-                              f"(family {family.name!r})") from None
+        _require_importable(family)
     declared = declared_settings(family.train_target)
     if not isinstance(declared, dict):
         raise ConfigError(family.file, "train._target_", f"the module of {family.train_target} declares no SETTINGS "
                           "(the settings its training function reads; see syw/core/settings.py)")
     check_settings(family, declared)
+
+
+def _require_importable(family: Family) -> None:
+    """Import the training function as the trials will (Hydra's ``get_method``); when that fails, the one line says why."""
+    from hydra.utils import get_method
+
+    try:
+        get_method(family.train_target)
+    except Exception as err:  # noqa: BLE001 - diagnosed below, Hydra's own message as the last resort
+        why = import_problem(family.train_target) or str(err).splitlines()[0]
+        raise ConfigError(family.file, "train._target_", f"{family.train_target} cannot be imported: {why} "
+                          f"(family {family.name!r})") from None

@@ -17,6 +17,7 @@ from typing import Any
 from syw.core.errors import ConfigError
 from syw.core.paths import CHECKOUT
 from syw.core.units import count
+from syw.experiments.imports import worker_pythonpath
 
 
 def recorded_address() -> str | None:
@@ -179,8 +180,9 @@ def start_ray(address: str | None, verbose: int, log: Path | None = None) -> str
         os.environ.setdefault("RAY_AUTH_MODE", "token")  # clusters started by `ray start` require the token
     import ray
 
-    # the workers import the suite as this process does: from the checkout when it is one, else as installed
-    runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [str(CHECKOUT or ""), os.environ.get("PYTHONPATH")]))}}
+    # the workers import the suite as this process does (from the checkout when it is one, else as installed), and a
+    # user's training function from the driver's current folder and PYTHONPATH (syw.experiments.imports)
+    runtime_env = {"env_vars": {"PYTHONPATH": worker_pythonpath(CHECKOUT)}}
     if not verbose:
         os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0 the legacy reporter prints nothing
     log_ray_to(log, verbose)

@@ -13,6 +13,11 @@ measurement scale it:
   here into device times. It is not a ratio to the paper's GPU, so alone it scales nothing.
 
 Without either, the line says there is no measured ratio and the hours are at the paper's speed.
+
+A family file of the user's (outside ``conf/search_space``) is no family of the paper, even when it
+inherits one: the paper's time does not apply to it. Its estimate is the mean duration of its own
+finished (ok) trials in its records, per machine they ran on, times the trials left; before any has
+finished there is no estimate, and the line says so.
 """
 from __future__ import annotations
 
@@ -26,6 +31,7 @@ from typing import Any
 from syw.core.errors import ConfigError
 from syw.core.paths import REPO
 from syw.core.records import iter_records
+from syw.core.units import human_duration
 from syw.experiments.space import CONF_DIR, Family, find_family_file
 
 REPORTS_DIR = REPO / "benchmarks" / "gpu_reports"  # where syw/experiments/gpu_check.py writes, one file per device
@@ -117,13 +123,34 @@ def _shown(path: Path) -> str:
     return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
-def family_lines(family: Family, trials: int, to_run: int, results: Path, dirs: list[Path],
+def of_the_paper(family: Family) -> bool:
+    """Whether ``family`` is one of the suite's family files (``conf/search_space``), the paper's or a variant of one."""
+    return family.file.resolve().is_relative_to((CONF_DIR / "search_space").resolve())
+
+
+def own_lines(family: Family, name: str, runs: str, to_run: int, records: Path) -> list[str]:
+    """A user's family's estimate: the mean duration of its finished trials (in ``records``), per machine, x the trials left."""
+    recorded = recorded_seconds(records)
+    if not recorded:
+        return [f"  {name} {runs}; no estimate: no finished trials of this family yet ({_shown(family.file)} is not a "
+                "family of the paper, so the paper's per-trial time does not apply; a dry run after some trials estimates from them)"]
+    lines = [f"  {name} {runs}; from its own finished trials here ({_shown(family.file)} is not a family of the paper):"]
+    for gpu, durations in sorted(recorded.items()):
+        mean = statistics.fmean(durations)
+        lines.append(f"    {len(durations)} trials on {'a CPU' if gpu == 'none' else gpu}, mean {human_duration(mean)}: "
+                     f"{to_run} to run x {human_duration(mean)} = {human_duration(to_run * mean)}")
+    return lines
+
+
+def family_lines(family: Family, trials: int, to_run: int, records: Path, dirs: list[Path],
                  speedups: dict[str, list[Speedup]], width: int = 0) -> tuple[list[str], dict[str, float], bool]:
     """One family's estimate (its name padded to ``width``): its lines, the paper's seconds for its
-    trials by hardware, and whether anything measured scaled it."""
-    paper = reported_time(family, dirs)
+    trials by hardware, and whether anything measured scaled it (a user's family: :func:`own_lines`)."""
     name = f"{family.name + ':':{width + 1}}"
     runs = f"{trials} trials" + (f" ({to_run} to run)" if to_run != trials else "")
+    if not of_the_paper(family):
+        return own_lines(family, name, runs, to_run, records), {}, False
+    paper = reported_time(family, dirs)
     if paper is None:
         lines = [f"  {name} {runs}; the paper reports no training time for {family.file.name}"]
         totals: dict[str, float] = {}
@@ -133,7 +160,7 @@ def family_lines(family: Family, trials: int, to_run: int, results: Path, dirs: 
         left = f"; to run: {hours(to_run * seconds)}" if to_run != trials else ""
         lines = [f"  {name} {runs} x {seconds:g} s = {hours(trials * seconds)} on {hardware}{left}{whose}"]
         totals = {hardware: trials * seconds}
-    recorded = recorded_seconds(results / f"{family.name}.jsonl")
+    recorded = recorded_seconds(records)
     measured = False
     for gpu, durations in sorted((g, d) for g, d in recorded.items() if g != "none"):
         median = statistics.median(durations)
@@ -155,16 +182,22 @@ def family_lines(family: Family, trials: int, to_run: int, results: Path, dirs: 
 
 
 def cost_lines(study: str, families: list[Family], trials: dict[str, int], todo: dict[str, list[int]], results: Path,
-               dirs: list[Path], reports: Path = REPORTS_DIR) -> list[str]:
+               dirs: list[Path], reports: Path = REPORTS_DIR, records: dict[str, Path] | None = None) -> list[str]:
     """The dry run's cost block: per family, its ``trials[name]`` x the paper's per-trial seconds, then what
-    this suite measured (:func:`family_lines`), the totals, and a line when nothing was measured."""
+    this suite measured (:func:`family_lines`), the totals, and a line when nothing was measured. A family's
+    records are ``records[name]``, else ``results/<name>.jsonl``."""
     speedups, notes = gpu_reports(reports)
-    lines = [f"\nGPU cost of {study} (the paper's per-trial training time x trials; reported.training_duration_seconds, "
-             "reported.hardware):"]
+    paper = [of_the_paper(family) for family in families]
+    own = "for a family of yours, the mean duration of its own finished trials here x the trials to run"
+    head = (f"Cost of {study} ({own})" if not any(paper) else
+            f"GPU cost of {study} (the paper's per-trial training time x trials; reported.training_duration_seconds, "
+            "reported.hardware" + ("" if all(paper) else f"; {own}") + ")")
+    lines = [f"\n{head}:"]
     totals: dict[str, float] = {}
     any_measured = False
     for family in families:
-        more, seconds, measured = family_lines(family, trials[family.name], len(todo[family.name]), results, dirs, speedups,
+        path = (records or {}).get(family.name, results / f"{family.name}.jsonl")  # an adaptive run's are elsewhere
+        more, seconds, measured = family_lines(family, trials[family.name], len(todo[family.name]), path, dirs, speedups,
                                                max(len(f.name) for f in families))
         lines += more
         any_measured |= measured
@@ -173,7 +206,7 @@ def cost_lines(study: str, families: list[Family], trials: dict[str, int], todo:
     width = max(len(f.name) for f in families) + 1
     for hardware, value in totals.items():
         lines.append(f"  {'total:':{width}} {hours(value)} on {hardware}, at the paper's speed")
-    if not any_measured:
+    if not any_measured and any(paper):
         why = ("no CPU trial of these families has run here for the GPU check's speed-ups to scale" if speedups else
                "; ".join([f"no {_shown(reports / '*.json')} report from a CUDA device", *notes]))
         hours_are = "the hours are at the paper's speed" if totals else "no hours to give: the paper reports no training time"

@@ -29,6 +29,7 @@ from syw.core.records import RecordError, RecordsBusy, RecordsWriter, iter_recor
 from syw.core.units import human_duration
 from syw.experiments.checks import check_assignment, check_family_code, study_file, validate
 from syw.experiments.cluster import ClusterUnreachable, node_resources, ray_log, start_ray, stop_ray, trial_resources
+from syw.experiments.given_study import with_study_file
 from syw.experiments.jobs import Job, fit_jobs, slots, trial_kwargs
 from syw.experiments.plan import record_base, records_file
 from syw.experiments.preflight import PreflightError, preflight
@@ -136,15 +137,23 @@ def prepare(cfg: DictConfig) -> dict[str, tuple[Family, list[dict[str, Any]]]]:
     return todo
 
 
-USAGE = "syw reseed study=NAME [family=F] reseed.best=K reseed.seeds=M [other overrides]"
+USAGE = "syw reseed study=NAME|PATH.yaml [family=F] reseed.best=K reseed.seeds=M [other overrides]"
 DESCRIPTION = """\
 Rerun a family's K best assignments with M new training seeds each (Melis et al. 2018, section 7.2), to
 see how much of the gap between families a seed alone makes. The reruns' records go to
 results/<study>/reseed/, and the same command resumes; syw seeds reports their spread."""  # what --help says
 
 
+def main() -> None:
+    """``syw reseed``: Hydra's overrides from ``sys.argv``, a ``study=<file>.yaml`` among them given by path
+    (:mod:`syw.experiments.given_study`)."""
+    with exit_on(ConfigError):
+        sys.argv = [sys.argv[0], *with_study_file(sys.argv[1:])]
+    reseed_study()
+
+
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
-def main(cfg: DictConfig) -> None:
+def reseed_study(cfg: DictConfig) -> None:
     with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError):
         todo = prepare(cfg)
     for name, (family, jobs) in todo.items():

@@ -15,7 +15,6 @@ import logging
 import sys
 import time
 from contextlib import ExitStack
-from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -25,9 +24,10 @@ from syw.core.errors import ConfigError, DataError, DataMissingError
 from syw.core.paths import CONF_DIR
 from syw.core.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
 from syw.core.units import human_duration
-from syw.experiments.checks import check_family_code, check_records_match, study_file, validate
+from syw.experiments.checks import check_family_code, check_records_match, family_dirs, study_file, validate
 from syw.experiments.cluster import ClusterUnreachable, node_resources, ray_log, start_ray, stop_ray, trial_resources
 from syw.experiments.cost import cost_lines
+from syw.experiments.given_study import with_study_file
 from syw.experiments.jobs import Job, fit, fit_jobs, slots, trial_kwargs
 from syw.experiments.plan import FamilyPlan, Plan, command_line, family_trials, plan_of, records_file
 from syw.experiments.preflight import PreflightError, preflight
@@ -178,16 +178,26 @@ def run_all(cfg: DictConfig, plan: Plan, resources: dict, commit: str) -> None:
         interrupted = run_adaptive(cfg, family, resources, commit)
 
 
-USAGE = "syw run study=NAME [family=F] [trials=N] [dry_run=true] [other overrides]"
+USAGE = "syw run study=NAME|PATH.yaml [family=F] [trials=N] [dry_run=true] [other overrides]"
 DESCRIPTION = """\
 Run a study's seeded random search (or an adaptive tuner's) on Ray Tune: check the study, its families
 and any existing records, then train every trial without a record and append one record per finished
 trial to results/<study>/<family>.jsonl, so the same command resumes a stopped run. dry_run=true checks
-and prints the assignments and trains nothing."""  # what --help says before Hydra's overrides
+and prints the assignments and trains nothing. A study is one of conf/study by NAME, or a file of yours by
+its PATH (its family files beside it); a training function of yours is imported from the current folder or
+PYTHONPATH (docs/own_model.md)."""  # what --help says before Hydra's overrides
+
+
+def main() -> None:
+    """``syw run``: Hydra's overrides from ``sys.argv``, a ``study=<file>.yaml`` among them given by path
+    (:mod:`syw.experiments.given_study`)."""
+    with exit_on(ConfigError):
+        sys.argv = [sys.argv[0], *with_study_file(sys.argv[1:])]
+    run_study()
 
 
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
-def main(cfg: DictConfig) -> None:
+def run_study(cfg: DictConfig) -> None:
     with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError):  # a replay file is data too
         plan = prepare(cfg)
     families = [p.family for p in plan.families]
@@ -197,7 +207,7 @@ def main(cfg: DictConfig) -> None:
         with exit_on(ConfigError, RecordError):
             print("\n".join(cost_lines(cfg.study.name, families, {p.name: p.trials for p in plan.families},
                                        {p.name: list(p.todo) for p in plan.families}, plan.results,
-                                       [Path(d) for d in cfg.paths.get("family_dirs") or []])))
+                                       family_dirs(cfg), records={p.name: p.records for p in plan.families})))
         return
     if not plan.left:
         kept = "ok records" if cfg.retry_failed else "records (retry_failed=true reruns the failed ones)"

@@ -115,16 +115,42 @@ def test_a_malformed_report_is_named_with_its_key(tmp_path, content, key):
     assert str(err.value).startswith(f"{tmp_path / 'gpu_check_h100.json'}: {key}: ")
 
 
-def test_a_variant_says_whose_paper_time_it_uses_and_a_bad_time_is_named(tmp_path):
-    (tmp_path / "esim_variant.yaml").write_text("inherits: scitail_esim\nfixed: {epochs: 3}\n")
-    variant = load_family("esim_variant", name="esim", dirs=[tmp_path])
-    lines = cost_lines("s", [variant], {"esim": 4}, {"esim": list(range(4))}, tmp_path / "results", [tmp_path], reports=tmp_path)
+def test_a_suite_variant_says_whose_paper_time_it_uses():
+    variant = load_family("scitail_esim_as_run", name="esim")
+    lines = cost_lines("s", [variant], {"esim": 4}, {"esim": list(range(4))}, Path("/nonexistent"), [], reports=Path("/nonexistent"))
     assert lines[1] == ("  esim: 4 trials x 372 s = 0.4 h on GeForce GTX 1080 GPU "
                         "(the paper's time for scitail_esim.yaml, which this file varies)")
+
+
+def test_a_bad_paper_time_is_named(tmp_path, monkeypatch):
+    import syw.experiments.cost as cost
+
     (tmp_path / "esim_bad.yaml").write_text("inherits: scitail_esim\nreported: {training_duration_seconds: -1}\n")
     bad = load_family("esim_bad", name="esim", dirs=[tmp_path])
+    monkeypatch.setattr(cost, "of_the_paper", lambda family: True)  # as if the file were one of the suite's
     with pytest.raises(ConfigError, match=r"esim_bad.yaml: reported.training_duration_seconds: must be a positive"):
         cost_lines("s", [bad], {"esim": 4}, {"esim": list(range(4))}, tmp_path / "results", [tmp_path], reports=tmp_path)
+
+
+def test_a_variant_of_yours_gets_no_paper_time_but_its_own_trials_mean(tmp_path):
+    """A file outside conf/search_space that inherits a paper family (fewer epochs, say) is no family of the paper."""
+    (tmp_path / "esim_1_epoch.yaml").write_text("inherits: scitail_esim\nfixed: {epochs: 1}\n")
+    variant = load_family("esim_1_epoch", name="esim", dirs=[tmp_path])
+    lines = cost_lines("s", [variant], {"esim": 6}, {"esim": list(range(6))}, tmp_path / "results", [tmp_path], reports=tmp_path)
+    assert lines[1:] == [f"  esim: 6 trials; no estimate: no finished trials of this family yet ({tmp_path / 'esim_1_epoch.yaml'} "
+                         "is not a family of the paper, so the paper's per-trial time does not apply; a dry run after some "
+                         "trials estimates from them)"]
+    assert lines[0].startswith("\nCost of s (") and "372" not in "".join(lines)
+    records(tmp_path / "results" / "esim.jsonl", "none", [2.0, 4.0, 9.0])  # mean 5 s on a CPU
+    records(tmp_path / "results" / "esim.jsonl", "NVIDIA H200", [1.0])
+    with (tmp_path / "results" / "esim.jsonl").open("a") as out:  # a failed trial's time is no finished trial's
+        out.write(json.dumps({"trial": 4, "status": "failed", "value": None, "params": {}, "duration_seconds": 500.0,
+                              "hardware": {"gpu": "none"}}) + "\n")
+    lines = cost_lines("s", [variant], {"esim": 6}, {"esim": [4, 5]}, tmp_path / "results", [tmp_path], reports=tmp_path)
+    assert lines[1:] == [f"  esim: 6 trials (2 to run); from its own finished trials here ({tmp_path / 'esim_1_epoch.yaml'} "
+                         "is not a family of the paper):",
+                         "    1 trials on NVIDIA H200, mean 1 s: 2 to run x 1 s = 2 s",
+                         "    3 trials on a CPU, mean 5 s: 2 to run x 5 s = 10 s"]
 
 
 @pytest.mark.parametrize(("ratio", "shown"), [(101.3, "100x"), (66.46, "66x"), (5.0, "5x"), (0.456, "0.46x"), (1.0, "1x")])

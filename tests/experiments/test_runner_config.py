@@ -89,8 +89,10 @@ def test_bad_family_file_named(tmp_path):
 @pytest.mark.parametrize("dry_run", ["true", "false"])
 def test_a_target_that_cannot_be_imported_stops_even_a_dry_run(tmp_path, dry_run):
     msg = _family_error(tmp_path, "typo", "syw.models.nosuch.train", 0.001, f"dry_run={dry_run}")
+    import syw.models
+
     assert msg == (f"error: {tmp_path / 'fam' / 'typo.yaml'}: train._target_: syw.models.nosuch.train cannot be imported: "
-                   "there is no module syw.models.nosuch (family 'toy')")
+                   f"there is no module syw.models.nosuch (the package syw.models is {syw.models.__file__}) (family 'toy')")
 
 
 def test_records_of_another_seed_are_not_resumed(tmp_path):
