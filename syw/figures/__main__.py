@@ -31,8 +31,7 @@ from syw.figures.sources import (
     from_paper,
     from_records,
     has_records,
-    paper_floored_counts,
-    paper_rows,
+    paper_floor_text,
     study_rows,
     study_with_records,
 )
@@ -238,7 +237,7 @@ def _figure(args: argparse.Namespace) -> list[Path]:
     if args.source == "ours":
         floor = floor_text(study, floored_counts(study_rows(study, args.results)[0]))
     else:
-        floor = floor_text(spec.study, paper_floored_counts(spec, paper_rows(spec)))
+        floor = paper_floor_text(spec)
     if floor:  # which trials count at the metric's floor, in the caption
         with (args.out / f"{stem}_caption.md").open("a") as caption:
             caption.write(f"- {floor}\n")

@@ -177,6 +177,7 @@ def _paper_scores(spec: FigureSpec, part: pd.DataFrame) -> tuple[np.ndarray, int
                        maximize=maximize)
 
 
-def paper_floored_counts(spec: FigureSpec, rows: dict[str, pd.DataFrame]) -> dict[str, int]:
-    """Per family of the authors' file (:func:`paper_rows`): how many of their trials count at our study's floor."""
-    return {name: _paper_scores(spec, part)[1] for name, part in rows.items()}
+def paper_floor_text(spec: FigureSpec, folder: Path | None = None) -> str | None:
+    """:func:`floor_text` for the authors' file of ``spec`` (in ``folder``, default :data:`PAPER_DIR`)."""
+    rows = paper_rows(spec, PAPER_DIR if folder is None else folder)
+    return floor_text(spec.study, {name: _paper_scores(spec, part)[1] for name, part in rows.items()})

@@ -44,7 +44,7 @@ def section(results: Path = REPO / "results") -> list[str]:
     out = ["", f"## Figure 1, decided on more trials: `{STUDY}`", "", f"Rule: {RULE}", ""]
     trials = int(study_config(STUDY)["trials"])
     if not has_records(results, STUDY):
-        return out + [f"No records yet: `make study-fig1-200` runs the study ({trials} trials per family)."]
+        return out + [f"Verdict: pending. The study has no records here: `make study-fig1-200` runs it ({trials} trials per family)."]
     parts, failed = study_rows(STUDY, results)
     recorded = {name: len(part) + failed.get(name, 0) for name, part in parts.items()}
     if any(size < trials for size in recorded.values()):

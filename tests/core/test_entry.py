@@ -55,8 +55,10 @@ def own_error_paths(source: str) -> list[str]:
 
 
 def _is_hydra_main(tree: ast.Module) -> bool:
-    return any(isinstance(node, ast.FunctionDef) and node.name == "main"
-               and any("hydra.main" in ast.unparse(d) for d in node.decorator_list) for node in tree.body)
+    """A Hydra app: a function decorated with ``hydra.main`` (``main`` itself, or the app ``main`` calls once it
+    has read a study given by path from ``sys.argv``)."""
+    return any(isinstance(node, ast.FunctionDef) and any("hydra.main" in ast.unparse(d) for d in node.decorator_list)
+               for node in tree.body)
 
 
 def main_block_problem(source: str) -> str | None:

@@ -62,15 +62,24 @@ def authors_path(paper) -> Path:
     return authors_file(paper.name)
 
 
-def authors_trials(paper) -> dict[str, dict[str, list[float]]]:
+def study_floor(study: str) -> float | None:
+    """The ``study.floor.value`` of ``conf/study/<study>.yaml``, read with PyYAML alone (None when it has none)."""
+    import yaml
+
+    raw = yaml.safe_load((REPO / "syw" / "conf" / "study" / f"{study}.yaml").read_text())
+    return (raw["study"].get("floor") or {}).get("value")
+
+
+def authors_trials(paper, floor: float | None = None) -> dict[str, dict[str, list[float]]]:
     """Each family's scores and durations in the authors' file, in file order, read with the csv module:
-    ``{family: {"scores": [...], "durations": [...]}}``."""
+    ``{family: {"scores": [...], "durations": [...]}}``; a score below ``floor`` (a score to maximise) counts at it."""
     out: dict[str, dict[str, list[float]]] = {}
     with open(authors_path(paper), newline="") as f:
         for row in csv.DictReader(f, delimiter="\t"):
             family = paper.groups.get(row[paper.group_column])
             if family is not None:
                 part = out.setdefault(family, {"scores": [], "durations": []})
-                part["scores"].append(float(row[paper.metric_column]))
+                score = float(row[paper.metric_column])
+                part["scores"].append(score if floor is None else max(score, floor))
                 part["durations"].append(float(row[paper.duration_column]))
     return out
