@@ -3,15 +3,13 @@ can fill is filled with their numbers (trials per group, bounds seen, best assig
 time per trial), and what only the author knows is listed as still to state."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pandas as pd
 import pytest
 
 from syw.analysis.checklist import ITEMS, Entry, bounds, checklist_lines, expected_table
 from syw.core.errors import DataError
 from syw.figures import api
+from tests.support.latex import compiles, needs_pdflatex
 from tests.support.oracle import eq8, eq8_sd
 
 TRIALS = pd.DataFrame({
@@ -127,14 +125,9 @@ def test_latex_holds_the_items_the_bounds_and_the_table(checklist):
     assert r"cnn & 4 & " in tex and tex.count(r"\begin{tabular}") == 3
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed here")
+@needs_pdflatex
 def test_the_latex_checklist_compiles_with_pdflatex(checklist, tmp_path):
-    (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n"
-                                      f"\\begin{{document}}\n{checklist.latex()}\n\\end{{document}}\n")
-    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert (tmp_path / "doc.pdf").stat().st_size > 1000
+    compiles(tmp_path, checklist.latex(), ("booktabs", "amssymb"))
 
 
 def test_an_optuna_study_reads_its_params(tmp_path):

@@ -3,8 +3,6 @@ booktabs tabulars, their numbers those of expected_max.csv, names escaped; compi
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 import pandas as pd
 import pytest
@@ -12,6 +10,7 @@ import pytest
 from syw.analysis.latex import escape
 from syw.figures import api
 from syw.figures.curve_command import main
+from tests.support.latex import compiles, needs_pdflatex
 
 SCORES = {"svc_random": [0.62, 0.70, 0.80, 0.75, 0.65], "logreg": [0.95, 0.96, 0.97, 0.955, 0.965, 0.90]}
 
@@ -58,12 +57,6 @@ def test_syw_curve_latex_writes_tables_tex(tmp_path):
     assert not (tmp_path / "p" / "tables.tex").exists()
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed here")
+@needs_pdflatex
 def test_the_tables_compile_with_pdflatex(tmp_path):
-    tex = api.curves(SCORES).latex()
-    (tmp_path / "doc.tex").write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
-                                      f"{tex}\n\\end{{document}}\n")
-    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert (tmp_path / "doc.pdf").stat().st_size > 1000
+    compiles(tmp_path, api.curves(SCORES).latex())
