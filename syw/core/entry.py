@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ are ValueErrors, ``DataMissingError`` a FileNotFoundError) and the ValueError or
 malformed, missing or unwritable file; anything else is a bug and keeps its traceback."""
 
 EXIT_BAD_INPUT = 2
+EXIT_BROKEN_PIPE = 141  # as a shell reports a process ended by SIGPIPE (128 + 13)
 
 
 class MissingExtra(ModuleNotFoundError):
@@ -41,6 +43,9 @@ def run_main(main: Main, argv: Sequence[str] | None = None) -> int:
     ``KeyboardInterrupt`` and ``SystemExit`` (argparse's own exit 2), pass through."""
     try:
         return main(None if argv is None else list(argv))
+    except BrokenPipeError:  # the reader stopped reading (`syw ... | head`): not bad input, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's flush at exit must not fail again
+        return EXIT_BROKEN_PIPE
     except (*BAD_INPUT, MissingExtra) as err:
         print(error_line(err), file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -4,6 +4,7 @@ module prints its own ``error:`` line, returns or exits 2 itself, or runs its ``
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -218,3 +219,13 @@ def test_python_m_of_a_command_module_goes_through_run_main(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == f"error: {tmp_path / 'nope.csv'}: no such records file"
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly(tmp_path):
+    """``syw ... | head``: once head has gone, the broken pipe is neither a traceback nor an error line."""
+    code = ("import sys; from syw.core.entry import run_main\n"
+            "def main(argv):\n    for _ in range(100_000):\n        print('x' * 100)\n    return 0\n"
+            "sys.exit(run_main(main))\n")
+    done = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} -c \"$CODE\" 2>{tmp_path / 'err'} | head -1"],
+                          env={**os.environ, "CODE": code}, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert (done.stdout, done.returncode, (tmp_path / "err").read_text()) == ("x" * 100 + "\n", 141, "")
