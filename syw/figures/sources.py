@@ -79,8 +79,8 @@ def floored_counts(parts: dict[str, pd.DataFrame]) -> dict[str, int]:
 
 
 def floor_text(study: str, counts: dict[str, int]) -> str | None:
-    """The study's floor and how many trials of each family count at it (:func:`floored_counts`,
-    :func:`paper_floored_counts`), or None."""
+    """The study's floor and how many trials of each family count at it (:func:`floored_counts`, or the
+    authors' counts in :func:`paper_floor_text`), or None."""
     floor = study_floor(study)
     if floor is None:
         return None
@@ -160,24 +160,25 @@ def paper_groups(spec: FigureSpec, rows: dict[str, pd.DataFrame], labels: dict[s
     """The groups of rows :func:`paper_rows` read: each family's scores and durations. The authors' scores
     count at our study's floor (``study.floor``) by the rule our trials follow, so both are curves of one rule."""
     cfg = study_config(spec.study)
+    scores = _paper_scores(spec, rows)
     groups = []
     for name, part in rows.items():
         durations = part[spec.paper.duration_column].to_numpy(float) if spec.paper.duration_column in part else None
         if durations is not None and np.all(durations == 1.0):
             durations = None  # placeholder durations (DGEM): no time axis
         label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
-        groups.append(Group(name, _paper_scores(spec, part)[0], durations, label))
+        groups.append(Group(name, scores[name][0], durations, label))
     return groups
 
 
-def _paper_scores(spec: FigureSpec, part: pd.DataFrame) -> tuple[np.ndarray, int]:
-    floor = study_floor(spec.study)
-    maximize = study_config(spec.study).get("direction", "max") == "max"
-    return apply_floor(part[spec.paper.metric_column].to_numpy(float), None if floor is None else floor.value,
-                       maximize=maximize)
+def _paper_scores(spec: FigureSpec, rows: dict[str, pd.DataFrame]) -> dict[str, tuple[np.ndarray, int]]:
+    """Per family of :func:`paper_rows`: the authors' scores at our study's floor, and how many count at it."""
+    floor, maximize = study_floor(spec.study), study_config(spec.study).get("direction", "max") == "max"
+    value = None if floor is None else floor.value
+    return {name: apply_floor(part[spec.paper.metric_column].to_numpy(float), value, maximize=maximize)
+            for name, part in rows.items()}
 
 
-def paper_floor_text(spec: FigureSpec, folder: Path | None = None) -> str | None:
-    """:func:`floor_text` for the authors' file of ``spec`` (in ``folder``, default :data:`PAPER_DIR`)."""
-    rows = paper_rows(spec, PAPER_DIR if folder is None else folder)
-    return floor_text(spec.study, {name: _paper_scores(spec, part)[1] for name, part in rows.items()})
+def paper_floor_text(spec: FigureSpec) -> str | None:
+    """:func:`floor_text` for the authors' file of ``spec`` (read from :data:`PAPER_DIR`, as :func:`from_paper`)."""
+    return floor_text(spec.study, {name: n for name, (_, n) in _paper_scores(spec, paper_rows(spec, PAPER_DIR)).items()})

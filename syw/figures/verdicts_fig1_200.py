@@ -17,7 +17,7 @@ from syw.analysis.inference import compare
 from syw.core.paths import REPO
 from syw.core.units import count
 from syw.experiments.space import study_config
-from syw.figures.sources import from_records, has_records, study_rows
+from syw.figures.sources import has_records, study_rows
 
 STUDY = "sst5_as_run_200"
 BUDGETS = (1, 5, 20)
@@ -51,9 +51,9 @@ def section(results: Path = REPO / "results") -> list[str]:
         done = ", ".join(f"{name} {size} of {trials}" for name, size in recorded.items())
         return out + [f"Verdict: pending. Trials recorded so far: {done}; the rule is applied once every family "
                       f"has its {count(trials, 'trial')} (`make study-fig1-200` resumes the study)."]
-    groups = {g.name: g for g in from_records(STUDY, results)}
-    sizes = {name: g.scores.size for name, g in groups.items()}
-    diff = compare(groups[EARLY].scores, groups[LATE].scores, (EARLY, LATE), at=BUDGETS, confidence=CONFIDENCE)
+    scores = {name: part["value"].to_numpy(float) for name, part in parts.items()}  # ok trials, as the curves read them
+    sizes = {name: values.size for name, values in scores.items()}
+    diff = compare(scores[EARLY], scores[LATE], (EARLY, LATE), at=BUDGETS, confidence=CONFIDENCE)
     leaders = dict(zip(map(int, diff.ns), diff.leader(), strict=True))
     out += ["| n | LR minus CNN (unbiased expected best of n) | 95% interval | p | leader at 95% |", "|---|---|---|---|---|"]
     for n, est, low, high, p in zip(diff.ns, diff.estimate, diff.low, diff.high, diff.p, strict=True):
