@@ -49,3 +49,22 @@ def test_the_rhn_diverged_trial_sways_its_mean_until_floored():
     # the median does not move with the diverged trial: floored or not, it is the same curve
     ns = np.arange(1, values.size + 1)
     assert tuning_curve(values, ns, 0.5, maximize=False) == pytest.approx(tuning_curve(floored, ns, 0.5, maximize=False))
+
+
+def test_largest_sway_matches_leaving_out_every_trial():
+    """Only the lowest and two highest scores are tried; leaving out each one in turn finds the same move."""
+    import numpy as np
+
+    from syw.analysis.expected_max import expected_max
+    from syw.analysis.floors import largest_sway
+
+    rng = np.random.default_rng(1)
+    for t in range(120):
+        m = int(rng.integers(3, 25))
+        x = [rng.normal(0, 1, m), rng.lognormal(0, 2, m), np.r_[rng.normal(0, 1, m - 1), [1e6]]][t % 3]
+        x = np.round(x, 1) if t % 4 == 0 else x
+        ns = np.arange(1, x.size)
+        full = expected_max(x, ns, maximize=bool(t % 2))
+        brute = max(float(np.max(np.abs(full - expected_max(np.delete(x, i), ns, maximize=bool(t % 2)))))
+                    for i in range(x.size))
+        assert np.isclose(largest_sway(x, maximize=bool(t % 2))[1], brute, rtol=1e-9, atol=1e-12)
