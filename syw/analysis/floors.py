@@ -64,7 +64,7 @@ def largest_sway(scores, *, maximize: bool = True) -> tuple[int, float, float]:
     best = (0, -1.0, 0.0)
     # Leaving out a score x shifts the empirical CDF by a step at x, and the rest's Eq. 8 at each n falls as x
     # rises (the integral of F^n past x loses the larger term): the largest move is the lowest or highest score's.
-    # The two highest are tried since leaving out the top also moves the top of the support. O(N^2), not O(N^3).
+    # The two highest are tried since leaving out the top also moves the top of the support.
     distinct = np.unique(arr, return_index=True)[1]
     for i in np.unique(np.concatenate([distinct[:1], distinct[-2:]])):  # equal scores sway the curve equally
         rest = np.delete(arr, i)
@@ -77,19 +77,25 @@ def largest_sway(scores, *, maximize: bool = True) -> tuple[int, float, float]:
     return best
 
 
+def _deciding_trial(scores, maximize: bool) -> tuple[int, float, float] | None:
+    """:func:`largest_sway` where one trial moves the mean curve by more than the spread of the rest, else None."""
+    if np.asarray(scores).size < 3:
+        return None
+    sway = largest_sway(scores, maximize=maximize)
+    return sway if sway[1] > sway[2] else None
+
+
 def one_trial_decides(scores, *, maximize: bool = True) -> bool:
     """Whether one trial moves the mean curve by more than the spread of the rest (:data:`MEDIAN_RULE`)."""
-    if np.asarray(scores).size < 3:
-        return False
-    _, move, spread = largest_sway(scores, maximize=maximize)
-    return move > spread
+    return _deciding_trial(scores, maximize) is not None
 
 
 def sway_note(name: str, scores, *, maximize: bool = True) -> str | None:
     """The report's note on a group whose mean curve one trial sways (:data:`MEDIAN_RULE`), else None."""
-    if not one_trial_decides(scores, maximize=maximize):
+    sway = _deciding_trial(scores, maximize)
+    if sway is None:
         return None
-    i, move, spread = largest_sway(scores, maximize=maximize)
+    i, move, spread = sway
     return (f"group {name!r}: one trial (score {np.asarray(scores)[i]:.6g}) moves the mean curve by up to {move:.4g}, "
             f"more than the range of the other trials' scores ({spread:.4g}): the median best of n is drawn beside the mean, "
             "dotted (a floor, --floor, would bound such a trial)")

@@ -53,11 +53,6 @@ def test_the_rhn_diverged_trial_sways_its_mean_until_floored():
 
 def test_largest_sway_matches_leaving_out_every_trial():
     """Only the lowest and two highest scores are tried; leaving out each one in turn finds the same move."""
-    import numpy as np
-
-    from syw.analysis.expected_max import expected_max
-    from syw.analysis.floors import largest_sway
-
     rng = np.random.default_rng(1)
     for t in range(120):
         m = int(rng.integers(3, 25))
