@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import warnings
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -15,7 +16,8 @@ from syw.analysis.bands import Statistic, confidence_bands, tuning_curve
 from syw.analysis.budget import budget_to_reach, crossovers, time_crossovers
 from syw.analysis.compare import Difference, difference
 from syw.analysis.cost import CostCurve, cost_crossings, drawn_from, for_groups
-from syw.analysis.expected_max import expected_max, expected_max_std, expected_max_unbiased
+from syw.analysis.expected_max import expected_max_unbiased, expected_max_with_std
+from syw.analysis.floors import deciding_trial
 from syw.analysis.forecast import Forecast, forecast
 from syw.analysis.group import Group
 from syw.analysis.inference import compare
@@ -62,6 +64,13 @@ class Curve:
     runs: int = 1
     cost: CostCurve | None = None  # the cost-aware curve (analysis.cost), with --x cost
     selected: tuple[np.ndarray, np.ndarray] | None = None  # test score of the trial validation picks: mean, SD
+    maximize: bool = True  # the direction Eq. 8 was computed in
+
+    @cached_property
+    def sway(self) -> tuple[int, float, float] | None:
+        """The trial that moves the mean curve by more than the spread of the rest (``syw.analysis.floors``:
+        its index, the move, the spread), else None; computed once for the figure and the report."""
+        return None if self.strategy is not None else deciding_trial(self.scores, maximize=self.maximize)
 
     @property
     def mean_duration(self) -> float | None:
@@ -146,8 +155,9 @@ def curve_of(group: Group, maximize: bool = True, n_max: int | None = None) -> C
     ns = np.arange(1, (n_max or big_n) + 1)
     unbiased = np.full(ns.size, np.nan)
     unbiased[: min(big_n, ns.size)] = expected_max_unbiased(group.scores, ns[ns <= big_n], maximize=maximize)
-    return Curve(group.name, group.label, group.scores, group.durations, expected_max(group.scores, ns, maximize=maximize),
-                 expected_max_std(group.scores, ns, maximize=maximize), unbiased, None, None)
+    mean, sd = expected_max_with_std(group.scores, ns, maximize=maximize)
+    return Curve(group.name, group.label, group.scores, group.durations, mean, sd, unbiased, None, None,
+                 maximize=maximize)
 
 
 def adaptive_curve(group: Group, maximize: bool) -> Curve:
@@ -155,7 +165,7 @@ def adaptive_curve(group: Group, maximize: bool) -> Curve:
     seen = progress(group.scores, group.order, group.runs, maximize=maximize)
     none = np.full(seen.mean.size, np.nan)
     return Curve(group.name, group.label, group.scores, group.durations, seen.mean, seen.sd, none, None, None,
-                 strategy=group.strategy, runs=seen.runs)
+                 strategy=group.strategy, runs=seen.runs, maximize=maximize)
 
 
 def band_bounds(scores: list[np.ndarray], options: Options, source: str) -> tuple[float, float]:

@@ -72,25 +72,29 @@ def max_distribution(scores, n: int, *, maximize: bool = True) -> tuple[np.ndarr
 DIRECT_LIMIT = 4_000_000
 
 
-def _moments(scores, ns: Budgets, maximize: bool) -> tuple[np.ndarray, np.ndarray]:
+def _moments(scores, ns: Budgets, maximize: bool, spread: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     budgets = check_budgets(ns)
     values, counts = np.unique(_oriented(scores, maximize), return_counts=True)
     cdf = np.cumsum(counts) / counts.sum()
     if values.size * budgets.size > DIRECT_LIMIT:
-        mean, sd = _running_moments(values, cdf, budgets)
+        mean, sd = _running_moments(values, cdf, budgets, spread)
         return (mean if maximize else -mean), sd
     cdf_below = np.concatenate(([0.0], cdf[:-1]))
     pmf = cdf[None, :] ** budgets[:, None] - cdf_below[None, :] ** budgets[:, None]
     mean = pmf @ values
-    var = np.einsum("kv,kv->k", pmf, (values[None, :] - mean[:, None]) ** 2)
-    return (mean if maximize else -mean), np.sqrt(np.maximum(var, 0.0))
+    sd = None
+    if spread:
+        var = np.einsum("kv,kv->k", pmf, (values[None, :] - mean[:, None]) ** 2)
+        sd = np.sqrt(np.maximum(var, 0.0))
+    return (mean if maximize else -mean), sd
 
 
-def _running_moments(values: np.ndarray, cdf: np.ndarray, budgets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _running_moments(values: np.ndarray, cdf: np.ndarray, budgets: np.ndarray,
+                     spread: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """Eq. 8 and the SD of the best of n by summation by parts, with F^n kept as a running product:
     the best of n lies at or below v_k with probability F(v_k)^n, so with D = v_top - best,
     E[D] = sum_k (v_(k+1) - v_k) F_k^n and E[D^2] = sum_k (d_k^2 - d_(k+1)^2) F_k^n (d = v_top - v).
-    O(V) work per n up to the largest budget, nothing of size V x K."""
+    O(V) work per n up to the largest budget, nothing of size V x K; the SD only when ``spread``."""
     top = values[-1]
     gaps = np.diff(values)
     dist = top - values
@@ -103,8 +107,12 @@ def _running_moments(values: np.ndarray, cdf: np.ndarray, budgets: np.ndarray) -
     for n in range(1, wanted.size):
         power *= below
         if wanted[n]:
-            drop[n], drop2[n] = float(gaps @ power), float(gaps2 @ power)
+            drop[n] = float(gaps @ power)
+            if spread:
+                drop2[n] = float(gaps2 @ power)
     d1 = np.array([drop[int(n)] for n in budgets])
+    if not spread:
+        return top - d1, None
     var = np.array([drop2[int(n)] for n in budgets]) - d1**2
     return top - d1, np.sqrt(np.maximum(var, 0.0))
 
@@ -114,7 +122,7 @@ def expected_max(scores, ns: Budgets, *, maximize: bool = True) -> np.ndarray:
 
     Any n >= 1 is allowed (n > N extrapolates the empirical distribution).
     """
-    return _moments(scores, ns, maximize)[0]
+    return _moments(scores, ns, maximize, spread=False)[0]
 
 
 def expected_max_std(scores, ns: Budgets, *, maximize: bool = True) -> np.ndarray:
@@ -123,6 +131,11 @@ def expected_max_std(scores, ns: Budgets, *, maximize: bool = True) -> np.ndarra
     This is the spread of V*_n (what the paper shades), not a standard error of the mean curve.
     """
     return _moments(scores, ns, maximize)[1]
+
+
+def expected_max_with_std(scores, ns: Budgets, *, maximize: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 8 and its section-3.3 spread together (:func:`expected_max`, :func:`expected_max_std`), one pass."""
+    return _moments(scores, ns, maximize)
 
 
 def expected_max_unbiased(scores, ns: Budgets, *, maximize: bool = True) -> np.ndarray:

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from syw.analysis.expected_max import check_scores, expected_max
+from syw.analysis.inference import shown_budgets
 
-MEDIAN_RULE = ("Where one trial moves the mean curve (Eq. 8, at any n up to N - 1) by more than the range of the "
-               "other trials' scores (highest minus lowest), the median best of n is drawn beside the mean.")
+MEDIAN_RULE = ("Where one trial moves the mean curve (Eq. 8, at any n up to N - 1; past 1,000 trials, at the budgets "
+               "shown) by more than the range of the other trials' scores (highest minus lowest), the median best of n "
+               "is drawn beside the mean.")
 
 
 @dataclass(frozen=True)
@@ -55,11 +57,12 @@ def apply_floor(scores, floor: float | None, *, maximize: bool = True) -> tuple[
 
 def largest_sway(scores, *, maximize: bool = True) -> tuple[int, float, float]:
     """The trial whose leaving out moves the mean curve most: its index, the move (largest |change| of Eq. 8 over
-    n = 1..N-1) and the range (highest minus lowest) of the other trials' scores. Needs at least 3 scores."""
+    n = 1..N-1, or over the budgets a comparison shows past 1,000 trials: linear cost) and the range (highest minus
+    lowest) of the other trials' scores. Needs at least 3 scores."""
     arr = check_scores(scores)
     if arr.size < 3:
         raise ValueError(f"the sway of one trial needs at least 3 scores, got {arr.size}")
-    ns = np.arange(1, arr.size)
+    ns = shown_budgets(arr.size - 1)
     full = expected_max(arr, ns, maximize=maximize)
     best = (0, -1.0, 0.0)
     # Leaving out a score x shifts the empirical CDF by a step at x, and the rest's Eq. 8 at each n falls as x
@@ -77,8 +80,9 @@ def largest_sway(scores, *, maximize: bool = True) -> tuple[int, float, float]:
     return best
 
 
-def _deciding_trial(scores, maximize: bool) -> tuple[int, float, float] | None:
-    """:func:`largest_sway` where one trial moves the mean curve by more than the spread of the rest, else None."""
+def deciding_trial(scores, *, maximize: bool = True) -> tuple[int, float, float] | None:
+    """:func:`largest_sway` where one trial moves the mean curve by more than the spread of the rest
+    (:data:`MEDIAN_RULE`), else None."""
     if np.asarray(scores).size < 3:
         return None
     sway = largest_sway(scores, maximize=maximize)
@@ -87,12 +91,11 @@ def _deciding_trial(scores, maximize: bool) -> tuple[int, float, float] | None:
 
 def one_trial_decides(scores, *, maximize: bool = True) -> bool:
     """Whether one trial moves the mean curve by more than the spread of the rest (:data:`MEDIAN_RULE`)."""
-    return _deciding_trial(scores, maximize) is not None
+    return deciding_trial(scores, maximize=maximize) is not None
 
 
-def sway_note(name: str, scores, *, maximize: bool = True) -> str | None:
-    """The report's note on a group whose mean curve one trial sways (:data:`MEDIAN_RULE`), else None."""
-    sway = _deciding_trial(scores, maximize)
+def sway_note(name: str, scores, sway: tuple[int, float, float] | None) -> str | None:
+    """The report's note on a group whose mean curve one trial sways (``sway``: its :func:`deciding_trial`), else None."""
     if sway is None:
         return None
     i, move, spread = sway

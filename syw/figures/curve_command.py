@@ -300,8 +300,7 @@ def curve(args: argparse.Namespace) -> int:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)
     result = curves(prepared, options=options)
-    swayed = [n for c in result.curves if args.statistic is None and c.strategy is None
-              and (n := sway_note(c.name, c.scores, maximize=prepared.maximize))]
+    swayed = [n for c in result.curves if args.statistic is None and (n := sway_note(c.name, c.scores, c.sway))]
     diffs, notes = result.differences(tuple(args.compare) if args.compare else None)
     notes = swayed + notes
     written = _tables(result, diffs, options, folder)

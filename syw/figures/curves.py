@@ -13,7 +13,6 @@ from syw.analysis.bands import tuning_curve
 from syw.analysis.compare import Difference, stretches
 from syw.analysis.cost import drawn_from
 from syw.analysis.curves import Curve
-from syw.analysis.floors import one_trial_decides
 from syw.core.units import human_duration
 from syw.figures.plot import (
     PALETTE,
@@ -121,7 +120,7 @@ def _plot_curve(ax, c: Curve, style: tuple, label: str, *, x: str, sd: bool, max
 
 def _median_beside(ax, c: Curve, xs: np.ndarray, color: str, label: str, maximize: bool, extent: _Extent) -> None:
     """Beside a mean curve that one trial sways (``syw.analysis.floors.MEDIAN_RULE``), its median best of n, dotted."""
-    if c.quantile is not None or not one_trial_decides(c.scores, maximize=maximize):
+    if c.quantile is not None or c.sway is None:
         return
     median = tuning_curve(c.scores, np.arange(1, c.scores.size + 1), 0.5, maximize=maximize)
     ax.plot(xs, median, color=color, ls=(0, (1, 1)), lw=1.4, label=f"{label}: median best of n (one trial sways its mean)")

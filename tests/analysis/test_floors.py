@@ -6,7 +6,8 @@ import pytest
 
 from syw.analysis.bands import tuning_curve
 from syw.analysis.expected_max import expected_max
-from syw.analysis.floors import Floor, apply_floor, beyond, largest_sway, one_trial_decides, sway_note
+from syw.analysis.floors import Floor, apply_floor, beyond, deciding_trial, largest_sway, one_trial_decides, sway_note
+from syw.analysis.inference import shown_budgets
 from syw.core.paths import REPO
 
 RHN = REPO / "results" / "ptb_melis_reduced" / "rhn.jsonl"
@@ -42,10 +43,10 @@ def test_the_rhn_diverged_trial_sways_its_mean_until_floored():
     assert diverged["trial"] == 10 and diverged["value"] == pytest.approx(1.0167e34, rel=1e-4)
     i, move, spread = largest_sway(values, maximize=False)
     assert records[i]["trial"] == 10 and move > 1e32 > spread
-    note = sway_note("rhn", values, maximize=False)
+    note = sway_note("rhn", values, deciding_trial(values, maximize=False))
     assert note.startswith("group 'rhn': one trial (score 1.01671e+34) moves the mean curve")
     floored, count = apply_floor(values, 10000, maximize=False)
-    assert count == 2 and not one_trial_decides(floored, maximize=False) and sway_note("rhn", floored, maximize=False) is None
+    assert count == 2 and not one_trial_decides(floored, maximize=False) and deciding_trial(floored, maximize=False) is None
     # the median does not move with the diverged trial: floored or not, it is the same curve
     ns = np.arange(1, values.size + 1)
     assert tuning_curve(values, ns, 0.5, maximize=False) == pytest.approx(tuning_curve(floored, ns, 0.5, maximize=False))
@@ -63,3 +64,13 @@ def test_largest_sway_matches_leaving_out_every_trial():
         brute = max(float(np.max(np.abs(full - expected_max(np.delete(x, i), ns, maximize=bool(t % 2)))))
                     for i in range(x.size))
         assert np.isclose(largest_sway(x, maximize=bool(t % 2))[1], brute, rtol=1e-9, atol=1e-12)
+
+
+def test_past_1000_trials_the_sway_is_measured_at_the_budgets_shown():
+    """Linear cost: on 3,000 trials the move is the largest over shown_budgets(N - 1), not every n."""
+    x = np.random.default_rng(2).normal(0, 1, 3000)
+    ns = shown_budgets(x.size - 1)
+    assert ns.size < 300 and ns[-1] == x.size - 1
+    full = expected_max(x, ns)
+    moves = [float(np.max(np.abs(full - expected_max(np.delete(x, i), ns)))) for i in np.argsort(x)[[0, -2, -1]]]
+    assert largest_sway(x)[1] == pytest.approx(max(moves), rel=1e-12)
