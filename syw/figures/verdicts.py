@@ -32,7 +32,9 @@ from syw.experiments.space import study_config
 from syw.figures.budgets import PAPER_CLAIMS, leads_by_time
 from syw.figures.sources import from_paper, from_records
 from syw.figures.specs import FIGURES
+from syw.figures.verdicts_fig1_200 import STUDY as FIG1_200
 from syw.figures.verdicts_fig1_200 import section as decided_fig1
+from syw.figures.verdicts_fig1_200 import verdict as fig1_200_verdict
 from syw.figures.verdicts_melis import STUDIES as MELIS_STUDIES
 from syw.figures.verdicts_melis import answers as melis_answers
 from syw.figures.verdicts_melis import combine
@@ -186,8 +188,9 @@ def verdict_for(claim: Claim, study: str, groups: dict[str, Group] | str) -> tup
 
 STUDY_RULE = ("A study's one verdict joins its verdicts on the claims above by the rule that joins the parts of a "
               "section-5 question: supports when it supports every claim, cannot be tested here (and why) when it "
-              "cannot test one, contradicts otherwise. Every page that states a study's verdict writes it with "
-              "`syw readme`'s `verdict` fact, in these words.")
+              "cannot test one, contradicts otherwise; `sst5_as_run_200`'s is the verdict of the rule committed with "
+              "it. Every page that states a study's verdict writes it with `syw readme`'s `verdict` fact, in these "
+              "words.")
 
 
 @cache
@@ -199,6 +202,8 @@ def study_verdicts(results: Path = REPO / "results") -> dict[str, str]:
         for study in studies:
             groups = ours(study, results)
             out[study] = combine([verdict_for(c, study, groups)[1] for c in CLAIMS if c.figure == number])
+        if number == 1 and (decided := fig1_200_verdict(results)) is not None:
+            out[FIG1_200] = decided  # one claim, by the rule committed with the study
     return out | {study: combine([verdict for _, verdict in melis_answers(study, results)]) for study in MELIS_STUDIES}
 
 

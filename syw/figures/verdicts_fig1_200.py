@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from syw.analysis.compare import Difference
 from syw.analysis.inference import compare
 from syw.core.paths import REPO
 from syw.core.units import count
@@ -38,25 +39,47 @@ def decide(leaders: dict[int, str | None]) -> str:
     return "undecided"
 
 
+def _recorded(results: Path) -> dict[str, int]:
+    """Trials recorded per family (ok or failed); empty without records."""
+    if not has_records(results, STUDY):
+        return {}
+    parts, failed = study_rows(STUDY, results)
+    return {name: len(part) + failed.get(name, 0) for name, part in parts.items()}
+
+
+def comparison(results: Path = REPO / "results") -> Difference | None:
+    """The rule's comparison (LR minus CNN at :data:`BUDGETS`), or None until every family has its trials."""
+    trials = int(study_config(STUDY)["trials"])
+    recorded = _recorded(results)
+    if not recorded or any(size < trials for size in recorded.values()):
+        return None
+    parts, _ = study_rows(STUDY, results)
+    scores = {name: part["value"].to_numpy(float) for name, part in parts.items()}  # ok trials, as the curves read them
+    return compare(scores[EARLY], scores[LATE], (EARLY, LATE), at=BUDGETS, confidence=CONFIDENCE)
+
+
+def verdict(results: Path = REPO / "results") -> str | None:
+    """The committed rule's verdict (:func:`decide`), or None while the study is incomplete."""
+    diff = comparison(results)
+    return None if diff is None else decide(dict(zip(map(int, diff.ns), diff.leader(), strict=True)))
+
+
 def section(results: Path = REPO / "results") -> list[str]:
     """The Markdown lines of the section: the rule, the comparison at each budget and the verdict, or
     how many trials are recorded while the study is still running."""
     out = ["", f"## Figure 1, decided on more trials: `{STUDY}`", "", f"Rule: {RULE}", ""]
     trials = int(study_config(STUDY)["trials"])
-    if not has_records(results, STUDY):
+    recorded = _recorded(results)
+    if not recorded:
         return out + [f"Verdict: pending. The study has no records here: `make study-fig1-200` runs it ({trials} trials per family)."]
-    parts, failed = study_rows(STUDY, results)
-    recorded = {name: len(part) + failed.get(name, 0) for name, part in parts.items()}
-    if any(size < trials for size in recorded.values()):
+    diff = comparison(results)
+    if diff is None:
         done = ", ".join(f"{name} {size} of {trials}" for name, size in recorded.items())
         return out + [f"Verdict: pending. Trials recorded so far: {done}; the rule is applied once every family "
                       f"has its {count(trials, 'trial')} (`make study-fig1-200` resumes the study)."]
-    scores = {name: part["value"].to_numpy(float) for name, part in parts.items()}  # ok trials, as the curves read them
-    sizes = {name: values.size for name, values in scores.items()}
-    diff = compare(scores[EARLY], scores[LATE], (EARLY, LATE), at=BUDGETS, confidence=CONFIDENCE)
     leaders = dict(zip(map(int, diff.ns), diff.leader(), strict=True))
     out += ["| n | LR minus CNN (unbiased expected best of n) | 95% interval | p | leader at 95% |", "|---|---|---|---|---|"]
     for n, est, low, high, p in zip(diff.ns, diff.estimate, diff.low, diff.high, diff.p, strict=True):
         out.append(f"| {n} | {est:+.4f} | [{low:+.4f}, {high:+.4f}] | {p:.3g} | {leaders[int(n)] or 'none'} |")
-    return out + ["", f"Verdict: **{decide(leaders)}** ({sizes[EARLY]} LR and {sizes[LATE]} CNN trials; "
+    return out + ["", f"Verdict: **{decide(leaders)}** ({recorded[EARLY]} LR and {recorded[LATE]} CNN trials; "
                       f"claims are possible up to n = {diff.limit} with these trials)."]
