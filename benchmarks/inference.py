@@ -8,7 +8,8 @@ family and N, at 95%:
 - bands: the crossed simultaneous bands (``syw.analysis.compare.difference``, bounds (0, 1));
 - Welch: Welch's t-test on the means (the n = 1 comparison);
 - at: the new pointwise test at the pre-stated budgets 1, 5, 10 (those up to the limit);
-- sim: the new simultaneous claims (max-|T| over the budgets up to the limit; ``bonf``: Bonferroni);
+- sim: the new simultaneous claims (step-down max-|T| over the budgets up to the limit; ``1-step``: the single-step
+  max-|T|; ``bonf``: Bonferroni);
 - budget: coverage of ``budget_interval`` for A's first n reaching its true curve at n* = min(5, limit).
 
 FWE is the fraction of resamples naming a wrong leader anywhere (the group whose true curve is lower
@@ -175,11 +176,12 @@ def run_cell(fam: Family, size: int, reps: int, rng: np.random.Generator) -> dic
             comparison = compare(u, v, ns=sim_ns, confidence=CONFIDENCE)
             sim = _signs(comparison.leader())
             bonf = _signs(compare(u, v, ns=sim_ns, confidence=CONFIDENCE, adjust="bonferroni").leader())
+            single = _signs(compare(u, v, ns=sim_ns, confidence=CONFIDENCE, adjust="maxt").leader())
             point = _signs(compare(u, v, at=at, confidence=CONFIDENCE).leader())
             welch = stats.ttest_ind(u, v, equal_var=False)
             w1 = int(np.sign(welch.statistic)) if welch.pvalue <= 1 - CONFIDENCE else 0
             if tag:
-                for key, named in (("sim", sim), ("bonf", bonf), ("welch", [w1])):
+                for key, named in (("sim", sim), ("single", single), ("bonf", bonf), ("welch", [w1])):
                     add(tag + key, np.any(np.asarray(named) != 0))
                 for k, n in enumerate(at):
                     add(f"null_at{n}", point[k] != 0)
@@ -192,6 +194,7 @@ def run_cell(fam: Family, size: int, reps: int, rng: np.random.Generator) -> dic
                                                    and cross.low <= n_cross <= cross.high))
             add("bands_fwe", _wrong(bands, true))
             add("sim_fwe", _wrong(sim, true[:limit]))
+            add("single_fwe", _wrong(single, true[:limit]))
             add("bonf_fwe", _wrong(bonf, true[:limit]))
             add("welch_err", w1 != 0 and w1 != true[0])
             add("welch_P1", w1 != 0 and w1 == true[0])
@@ -200,6 +203,7 @@ def run_cell(fam: Family, size: int, reps: int, rng: np.random.Generator) -> dic
                     add(f"bands_P{n}", bands[n - 1] != 0 and bands[n - 1] == true[n - 1])
                 if n <= limit:
                     add(f"sim_P{n}", sim[n - 1] != 0 and sim[n - 1] == true[n - 1])
+                    add(f"single_P{n}", single[n - 1] != 0 and single[n - 1] == true[n - 1])
                     add(f"bonf_P{n}", bonf[n - 1] != 0 and bonf[n - 1] == true[n - 1])
             for k, n in enumerate(at):
                 add(f"at_err{n}", point[k] != 0 and point[k] != true[n - 1])
@@ -227,7 +231,8 @@ def _cross(row: dict[str, float]) -> str:
 def table(rows: list[tuple[str, int, dict[str, float]]]) -> str:
     """The Markdown table: one row per family and N."""
     head = ("| family | N | limit | bands FWE / P1 | Welch err / P1 / null | at err 1/5/10 | at P1/P5/P10 "
-            "| at null 1/5/10 | sim FWE | sim P1/P5/P10 | sim null | bonf FWE / P1 / null | budget cover (located) | crossover miss / located |")
+            "| at null 1/5/10 | sim FWE | sim P1/P5/P10 | sim null | 1-step FWE / P1/P5/P10 / null | bonf FWE / P1 / null "
+            "| budget cover (located) | crossover miss / located |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for name, size, r in rows:
         lines.append(
@@ -235,6 +240,7 @@ def table(rows: list[tuple[str, int, dict[str, float]]]) -> str:
             f"| {_join(r, ['welch_err', 'welch_P1', 'null_welch'])} | {_join(r, ['at_err1', 'at_err5', 'at_err10'])} "
             f"| {_join(r, ['at_P1', 'at_P5', 'at_P10'])} | {_join(r, ['null_at1', 'null_at5', 'null_at10'])} | {_fmt(r, 'sim_fwe')} "
             f"| {_join(r, ['sim_P1', 'sim_P5', 'sim_P10'])} | {_fmt(r, 'null_sim')} "
+            f"| {_join(r, ['single_fwe', 'single_P1', 'single_P5', 'single_P10', 'null_single'])} "
             f"| {_join(r, ['bonf_fwe', 'bonf_P1', 'null_bonf'])} "
             f"| {r['budget_cov']:.3f} ({r['budget_located']:.2f}, n* = {int(r['n_star'])}) "
             f"| {_cross(r)} |")

@@ -19,10 +19,13 @@ Two kinds of claim:
 
 - **pointwise** (budgets stated before looking, ``at``): each budget is tested two-sided at level
   alpha = 1 - confidence; "A is ahead at every listed budget" needs no correction (intersection-union);
-- **simultaneous** (exploratory, the default): all leaders named hold at once. The critical value is
-  that of max_n |T_n| over the budgets up to the limit, with T ~ N(0, R) and R the jackknife
-  correlation of the differences across budgets (V_1..V_k are strongly correlated, so this is far
-  less conservative than Bonferroni, which stays available as ``adjust="bonferroni"``).
+- **simultaneous** (exploratory, the default): all leaders named hold at once. Step-down max-|T|
+  (Romano and Wolf 2005): the budget with the largest |T| is compared with the critical value of
+  max_n |T_n| over the budgets up to the limit, with T ~ N(0, R) and R the jackknife correlation of
+  the differences across budgets (V_1..V_k are strongly correlated, so this is far less conservative
+  than Bonferroni, ``adjust="bonferroni"``), the next with that over the budgets left, and so on
+  until one falls short; ``adjust="maxt"`` is the single step. A budget with a leader gets its step's
+  critical value, so its interval shows the sign claimed, not a simultaneous bound on the size.
 
 No leader is named beyond :func:`limit_budget`, where no assumption-free claim is possible.
 """
@@ -197,9 +200,9 @@ def _normal_draws(dim: int) -> np.ndarray:
     return out
 
 
-def _maxt(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, alpha: float) -> tuple[float, np.ndarray]:
-    """The critical value c of max_k |Z_k|, Z ~ N(0, R), R the jackknife correlation of the differences
-    over the budgets, and the adjusted p_k = P(max |Z| >= |z_k|): |z_k| > c exactly when p_k <= alpha."""
+def _abs_draws(dev_a: np.ndarray, dev_b: np.ndarray):
+    """Blocks of |Z| with Z ~ N(0, R), R the jackknife correlation of the differences over the budgets:
+    arrays of shape (budgets, draws in the block), :data:`MAXT_DRAWS` draws in all (fixed, seed 0)."""
     cov = dev_a @ dev_a.T * ((dev_a.shape[1] - 1) / dev_a.shape[1])
     cov += dev_b @ dev_b.T * ((dev_b.shape[1] - 1) / dev_b.shape[1])
     sd = np.sqrt(np.diag(cov))
@@ -207,31 +210,60 @@ def _maxt(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, alpha: float) -> 
     keep = vals > 1e-12 * vals.max()  # R is close to low rank when the budgets are many
     root = vecs[:, keep] * np.sqrt(vals[keep])
     base = _normal_draws(root.shape[1])
-    top = np.empty(MAXT_DRAWS)
     step = max(1, _MATRIX_CELLS // root.shape[0])  # draws per block: memory stays bounded
     for start in range(0, MAXT_DRAWS, step):
         block = root @ base[:, start:start + step]
-        top[start:start + step] = np.abs(block, out=block).max(axis=0)
-    top.sort()
-    crit = float(top[math.ceil((1.0 - alpha) * top.size) - 1])
-    return crit, 1.0 - np.searchsorted(top, np.abs(z), side="left") / top.size
+        yield np.abs(block, out=block)
+
+
+def _quantile(top: np.ndarray, alpha: float) -> float:
+    """The (1 - alpha) quantile of sorted draws, as the order statistic ceil((1 - alpha) D)."""
+    return float(top[math.ceil((1.0 - alpha) * top.size) - 1])
+
+
+def _maxt(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Single step: the critical value c of max_k |Z_k| at every budget, and the adjusted
+    p_k = P(max |Z| >= |z_k|): |z_k| > c exactly when p_k <= alpha."""
+    top = np.sort(np.concatenate([block.max(axis=0) for block in _abs_draws(dev_a, dev_b)]))
+    return np.full(z.size, _quantile(top, alpha)), 1.0 - np.searchsorted(top, np.abs(z), side="left") / top.size
+
+
+def _stepdown(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Step-down max-|T| (Romano and Wolf 2005, Algorithm 2.1 with the Gaussian law of the jackknife T):
+    budgets in order of |z|, the j-th is compared with the (1 - alpha) quantile c_j of the max of |Z| over it
+    and those after it, until one is not beyond its c_j; those after keep that c. Rejects every budget the
+    single step does and more, with the same family-wise error. Returns each budget's c and adjusted p
+    (the running maximum, in that order, of P(max over the rest >= |z_j|))."""
+    order = np.argsort(-np.abs(z), kind="stable")
+    rest = np.concatenate([np.maximum.accumulate(block[order][::-1], axis=0)[::-1]
+                           for block in _abs_draws(dev_a, dev_b)], axis=1)  # row j: max over order[j:]
+    rest.sort(axis=1)
+    crit = np.array([_quantile(row, alpha) for row in rest])
+    tail = np.array([1.0 - np.searchsorted(row, abs(x), side="left") / row.size for row, x in zip(rest, z[order])])
+    beyond = np.abs(z[order]) > crit
+    stop = int(np.argmin(beyond)) if not beyond.all() else beyond.size  # the first budget not beyond its c
+    if stop < crit.size:
+        crit[stop:] = crit[stop]
+    out_c, out_p = np.empty(z.size), np.empty(z.size)
+    out_c[order], out_p[order] = crit, np.maximum.accumulate(tail)
+    return out_c, out_p
 
 
 def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets | None = None,
             at: Budgets | None = None, confidence: float = 0.95, maximize: bool = True,
-            adjust: str = "maxt") -> Difference:
+            adjust: str = "stepdown") -> Difference:
     """Is A's tuning curve above B's, and where? A jackknife-t comparison of V_n (Eq. 8, unbiased).
 
     T_n = (V_n^A - V_n^B) / sqrt(var_A + var_B), jackknife variances, against Student's t with
     Welch-Satterthwaite degrees of freedom (Kish's per group; Welch's t-test at n = 1). ``at``:
     pre-stated budgets, each at level 1 - confidence ("pointwise"). Otherwise the budgets ``ns``
     (default :func:`shown_budgets` of the smaller N) with claims that hold simultaneously over those up to :func:`limit_budget`
-    ("simultaneous"; ``adjust`` "maxt" or "bonferroni"). See the module doc."""
+    ("simultaneous"; ``adjust`` "stepdown", "maxt" (single step) or "bonferroni"). See the module doc."""
     alpha = _alpha(confidence)
     if len(names) != 2 or str(names[0]) == str(names[1]):
         raise ValueError(f"names must be two different labels, got {names!r}")
-    if adjust not in ("maxt", "bonferroni"):
-        raise ValueError(f"adjust must be 'maxt' or 'bonferroni', got {adjust!r}")
+    if adjust not in ("stepdown", "maxt", "bonferroni"):
+        raise ValueError(f"adjust must be 'stepdown', 'maxt' or 'bonferroni', got {adjust!r}")
     if at is not None and ns is not None:
         raise ValueError("give either at (budgets stated in advance) or ns (budgets shown), not both")
     xa = _sorted(scores_a, maximize, least=2, what=f"group {names[0]}")
@@ -269,7 +301,7 @@ def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets
 
         keep = live[ok]
         z = -special.ndtri(np.maximum(p[live], 1e-300) / 2.0)  # each |T_n| as a normal deviate
-        c, p[live] = _maxt(dev_a[keep], dev_b[keep], z, alpha)
+        c, p[live] = (_stepdown if adjust == "stepdown" else _maxt)(dev_a[keep], dev_b[keep], z, alpha)
         crit[live] = _t_isf(special.ndtr(-c), df[live])
     half = np.full(budgets.size, np.inf)
     half[live] = crit[live] * se[live]

@@ -103,14 +103,34 @@ def test_table_and_no_leader_beyond_the_limit():
 def test_simultaneous_claims_are_consistent_and_between_pointwise_and_bonferroni():
     a, b = _groups(seed=7, size=80, gap=0.015)
     ns = np.arange(1, limit_budget(80) + 1)
-    point, maxt, bonf = compare(a, b, at=ns), compare(a, b, ns=ns), compare(a, b, ns=ns, adjust="bonferroni")
-    width = {name: c.high - c.low for name, c in (("point", point), ("maxt", maxt), ("bonf", bonf))}
+    point, maxt = compare(a, b, at=ns), compare(a, b, ns=ns, adjust="maxt")
+    step, bonf = compare(a, b, ns=ns), compare(a, b, ns=ns, adjust="bonferroni")
+    width = {name: c.high - c.low for name, c in (("point", point), ("maxt", maxt), ("step", step), ("bonf", bonf))}
     assert np.all(width["point"] < width["maxt"]) and np.all(width["maxt"] < width["bonf"])
+    assert np.all(width["point"] <= width["step"] + 1e-12) and np.all(width["step"] <= width["maxt"] + 1e-12)
     assert np.allclose(bonf.p, np.minimum(1, point.p * ns.size))
-    for c in (point, maxt, bonf):
+    for c in (point, maxt, step, bonf):
         assert [w is not None for w in c.leader()] == list(c.p <= 0.05)
         assert np.all((c.low <= c.estimate) & (c.estimate <= c.high))
-    assert np.array_equal(compare(a, b, ns=ns).low, maxt.low)  # deterministic
+    assert np.array_equal(compare(a, b, ns=ns).low, step.low)  # deterministic
+
+
+def test_step_down_names_what_the_single_step_names_and_more():
+    """Romano-Wolf: the largest |T| meets the single step's critical value, the rest smaller ones: p-values
+    and intervals never above the single step's, every leader it names named, and more over 40 pairs."""
+    named = {"maxt": 0, "stepdown": 0}
+    for seed in range(40):
+        a, b = _groups(seed=seed, size=50, gap=0.012)
+        maxt, step = compare(a, b, adjust="maxt"), compare(a, b)
+        live = ~np.isnan(step.p)
+        assert np.all(step.p[live] <= maxt.p[live] + 1e-12)
+        top = int(np.nanargmin(maxt.p))
+        assert step.p[top] == pytest.approx(maxt.p[top])  # the first step is the single step
+        assert np.all(step.high[live] - step.low[live] <= maxt.high[live] - maxt.low[live] + 1e-12)
+        assert all(s is not None for s, m in zip(step.leader(), maxt.leader()) if m is not None)
+        named["maxt"] += sum(m is not None for m in maxt.leader())
+        named["stepdown"] += sum(s is not None for s in step.leader())
+    assert named["stepdown"] > named["maxt"] > 0
 
 
 def test_tied_groups_name_no_leader():
