@@ -232,8 +232,9 @@ def _stepdown(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, alpha: float)
     """Step-down max-|T| (Romano and Wolf 2005, Algorithm 2.1 with the Gaussian law of the jackknife T):
     budgets in order of |z|, the j-th is compared with the (1 - alpha) quantile c_j of the max of |Z| over it
     and those after it, until one is not beyond its c_j; those after keep that c. Rejects every budget the
-    single step does and more, with the same family-wise error. Returns each budget's c and adjusted p
-    (the running maximum, in that order, of P(max over the rest >= |z_j|))."""
+    single step does and more, at the same family-wise error for the two-sided tests (for the signs named it
+    is measured: ``benchmarks/inference.py``). Holds budgets x :data:`MAXT_DRAWS` draws at once. Returns each
+    budget's c and adjusted p (the running maximum, in that order, of P(max over the rest >= |z_j|))."""
     order = np.argsort(-np.abs(z), kind="stable")
     rest = np.concatenate([np.maximum.accumulate(block[order][::-1], axis=0)[::-1]
                            for block in _abs_draws(dev_a, dev_b)], axis=1)  # row j: max over order[j:]
