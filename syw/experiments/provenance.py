@@ -1,9 +1,10 @@
 """``syw provenance results/<study> [--data-dir DIR]``: write the study's PROVENANCE.md.
 
 Summarises, from the records themselves, how they were produced (commands, suite
-commits, hardware, software versions, time span, trial counts, the files each trial read
-with their sha256, and which records name none) and adds the checksums of the data files
-now in the data folder.
+commits, hardware, software versions, time span, trial counts, the most trials at once, the
+files each trial read with their sha256, and which records name none), the commands the
+study's run.log records with their wall time, and the checksums of the data files now in the
+data folder.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import importlib.metadata
 import os
 import sys
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from syw.core.units import count, spans
 from syw.data.fetch import file_digest
 from syw.data.glove import KUMO_SOURCE
 from syw.data.lm import CORPORA
+from syw.experiments.run_log import run_segments
 from syw.experiments.space import load_family, study_config
 
 # The files each data set (a study's `dataset.name`) is read from, under the data folder.
@@ -84,6 +87,32 @@ def _family_rows(records: dict[str, list[dict]]) -> list[str]:
     return out
 
 
+def _parallel(every: list[dict]) -> int:
+    """The most ok trials that were running at once, from their start and end times."""
+    edges = sorted((datetime.fromisoformat(r[k]), step) for r in every if r["status"] == "ok"
+                   for k, step in (("started_at", 1), ("ended_at", -1)) if r.get(k))
+    running, most = 0, 0
+    for _, step in edges:  # at one instant an end (-1) sorts before a start
+        running += step
+        most = max(most, running)
+    return most
+
+
+def _commands_run(study_dir: Path, every: list[dict]) -> list[str]:
+    """The commands the study's run.log records (:mod:`syw.experiments.run_log`), and the most trials at once."""
+    out = ["", f"Most trials running at once (ok trials, from their start and end times): {_parallel(every)}"]
+    segments = run_segments(study_dir / "run.log") if (study_dir / "run.log").is_file() else ()
+    if not segments:
+        return out
+    out += ["", "Commands run (run.log: each from its `=== started` or `resumed` note, or its first time stamp, to its "
+            "last; wall: `time`'s real where it printed one; `-`: no end stamp):", "",
+            "| command | started | ended | wall (s) |", "|---|---|---|---|"]
+    for k, seg in enumerate(segments, start=1):
+        wall = "-" if seg.wall is None else f"{seg.wall:.3f}"
+        out.append(f"| {k} | {seg.start.isoformat()} | {seg.end.isoformat() if seg.end else '-'} | {wall} |")
+    return out
+
+
 def _how_produced(every: list[dict]) -> list[str]:
     """Commands, suite commits, hardware, software, the files read and written, each with its trial count."""
     def counted(title: str, key) -> list[str]:
@@ -134,7 +163,7 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
     records = _read_study(study_dir)
     every = [r for rows in records.values() for r in rows]
     out = [f"# Provenance of `{study_dir.name}`", "", "Generated from the records by `syw provenance`.", ""]
-    out += _family_rows(records) + _how_produced(every) + _lacking_checksums(records)
+    out += _family_rows(records) + _commands_run(study_dir, every) + _how_produced(every) + _lacking_checksums(records)
     outputs = Counter(kind for r in every for kind in (r.get("outputs") or {}))
     if outputs:
         out += ["", "Files the trials wrote beside the records (paths in each record's `outputs`):", ""]

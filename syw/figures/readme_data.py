@@ -1,5 +1,5 @@
 """What a README marker reads: a study's ok trials per family (ours, from its records, or the
-authors' published trials), the fields of a trial, filters on them, and the study's run.log.
+authors' published trials), the fields of a trial and filters on them.
 
 Reading only: the numbers are computed in :mod:`syw.figures.readme_facts`. Every problem is a
 :class:`FactError`; a file that is not in the repository (the authors' trials, a data set) and
@@ -13,7 +13,7 @@ import operator
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -225,55 +225,6 @@ def check_names(rows: tuple[dict[str, Any], ...], where: list, family: str) -> N
         for name in [left] + ([right] if isinstance(right, str) and not isinstance(right, _Text) else []):
             if not any(has(r, name) for r in rows):
                 raise FactError(f"where: no trial of {family} has {name!r}")
-
-
-# run.log: `date` lines and `=== started|resumed|stopped <date>` notes around each `time syw run`; a date is
-# `date`'s default (Fri Nov 27 19:38:02 UTC 2026) or `date -u '+%F %T'` followed by UTC (Ray's own log lines,
-# `[2026-11-27 19:38:02,945 ...`, carry no UTC and are not stamps).
-_DATE = re.compile(r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d UTC \d{4}|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
-_REAL = re.compile(r"^real\s+(?:(\d+)h)?(\d+)m([\d.]+)s")
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One command of a run.log: its start, its last time stamp, and what `time` measured (s)."""
-
-    start: datetime
-    end: datetime | None
-    real: float | None
-
-    @property
-    def wall(self) -> float | None:
-        if self.real is not None:
-            return self.real
-        return None if self.end is None else (self.end - self.start).total_seconds()
-
-
-def _stamp(text: str) -> datetime:
-    form = "%Y-%m-%d %H:%M:%S UTC" if text[0].isdigit() else "%a %b %d %H:%M:%S UTC %Y"
-    return datetime.strptime(" ".join(text.split()), form).replace(tzinfo=timezone.utc)
-
-
-@cache
-def run_segments(path: Path) -> tuple[Segment, ...]:
-    """The commands ``path`` (a study's run.log) records: each opens at a ``=== started``/``resumed``
-    line (or the first time stamp) and ends at its last time stamp or ``real`` line before the next."""
-    if not path.is_file():
-        raise FactError(f"{path} does not exist: no wall time to read")
-    segments: list[list[Any]] = []
-    for line in path.read_text(errors="replace").splitlines():
-        stamp = _DATE.search(line)
-        real = _REAL.match(line)
-        if stamp and (line.startswith(("=== started", "=== resumed")) or not segments):
-            segments.append([_stamp(stamp.group()), None, None])
-        elif stamp and segments:
-            segments[-1][1] = _stamp(stamp.group())
-        elif real and segments:
-            hours, minutes, seconds = real.groups()
-            segments[-1][2] = int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
-    if not segments:
-        raise FactError(f"{path}: no time stamps (`date` lines or `=== started <date>` notes)")
-    return tuple(Segment(*s) for s in segments)
 
 
 @cache

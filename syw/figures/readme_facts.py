@@ -18,9 +18,9 @@ the keys each takes; each function's docstring says more):
 - ``tuner`` (an adaptive tuner's runs beside random search: their count, mean best-so-far, where it
   reaches random search's expected best at N and the trials that saves), ``seeds`` (a family's seed
   spread under ``syw reseed``, and the gap between two families against it; case study 5).
-- ``wall``, ``clock`` (run.log: wall time, a command's start or end), ``parallel`` (most trials running at
-  once), ``provenance`` (the span and suite commits the study's PROVENANCE.md states:
-  :mod:`syw.figures.readme_provenance`), ``squad_dev`` (a predictions file scored on SQuAD dev).
+- ``provenance`` (what the study's PROVENANCE.md states: the span, the suite commits, each command's wall
+  time, start and end, the most trials at once: :mod:`syw.figures.readme_provenance`), ``squad_dev`` (a
+  predictions file scored on SQuAD dev).
 - ``verdict`` (docs/verdicts.md's verdict on a claim for the study), ``majority`` (a split's most frequent
   label's share): :mod:`syw.figures.readme_claims`.
 
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +49,7 @@ from syw.core.units import stretches_text
 from syw.experiments.tuner import GP
 from syw.figures.readme_args import Args, best_row, curve, values_of
 from syw.figures.readme_claims import CLAIM_FACTS
-from syw.figures.readme_data import FactError, Trials, entry, field, run_segments, squad_scores
+from syw.figures.readme_data import FactError, Trials, entry, field, squad_scores
 from syw.figures.readme_format import Value, field_kind, render
 from syw.figures.readme_provenance import provenance
 from syw.figures.seeds import best_assignments, gap_rows, seed_rows
@@ -260,50 +259,12 @@ def seeds(a: Args) -> Value:
     return Value(float(getattr(pairs[0], what)), "number" if what == "ratio" else "score")
 
 
-def wall(a: Args) -> Value:
-    """Wall time in run.log: of command ``segment=K`` (1-based), or of all (`time`'s ``real``, else from the
-    command's first to its last time stamp); the last command, running with no stamp since its start, is left
-    out. An earlier command without an end (cut by a machine's end) needs a note stamping when it stopped."""
-    segments = run_segments(a.study().folder / "run.log")
-    if a.get("segment") is not None:
-        picked = [_segment(a, segments)]
-    else:
-        picked = list(segments[:-1] if segments[-1].wall is None and len(segments) > 1 else segments)
-    if any(s.wall is None for s in picked):
-        raise FactError(f"{a.study().folder / 'run.log'}: a command without an end stamp or `real` line")
-    return Value(sum(s.wall for s in picked), "seconds")
-
-
-def clock(a: Args) -> Value:
-    """When command ``segment=K`` of run.log started or ended (``edge``), UTC; ``fmt`` a strftime pattern (default %H:%M)."""
-    s = _segment(a, run_segments(a.study().folder / "run.log"))
-    at = s.start if a.need("edge") == "start" else s.end
-    if a.need("edge") not in ("start", "end") or at is None:
-        raise FactError(f"edge={a.need('edge')!r}: start, or end where the command has an end stamp")
-    return Value(at, "clock")
-
-
-def _segment(a: Args, segments) -> Any:
-    k = int(a.number("segment"))
-    if not 1 <= k <= len(segments):
-        raise FactError(f"segment={k}: run.log holds {len(segments)} command(s)")
-    return segments[k - 1]
-
-
 def share(a: Args) -> Value:
     """The sum of field ``of`` (default seconds) over the trials of ``family`` that meet ``where``,
     as a share of its sum over all the family's trials."""
     name = a.get("of", "seconds")
     everyone = Args({k: v for k, v in a.values.items() if k != "where"}, a.default_study, a.results).trials()
     return Value(sum(values_of(a.trials(), name)) / sum(values_of(everyone, name)), "share")
-
-
-def parallel(a: Args) -> Value:
-    """The most trials that were running at once (from their start and end times)."""
-    edges = sorted((datetime.fromisoformat(r[k]), step) for t in a.each() for r in t.rows
-                   for k, step in (("started_at", 1), ("ended_at", -1)) if r.get(k))
-    running = np.cumsum([step for _, step in edges])  # at one instant an end (-1) sorts before a start
-    return Value(int(running.max()) if running.size else 0, "count")
 
 
 def squad_dev(a: Args) -> Value:
@@ -340,10 +301,7 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "lead": (lead, TRIALS | {"edge", "k"}),
     "tuner": (tuner, TRIALS | {"of", "n"}),
     "seeds": (seeds, COMMON | {"family", "over", "of"}),
-    "wall": (wall, COMMON | {"segment"}),
-    "clock": (clock, COMMON | {"segment", "edge"}),
-    "provenance": (provenance, COMMON | {"of", "family", "k"}),
-    "parallel": (parallel, COMMON | {"where"}),
+    "provenance": (provenance, COMMON | {"of", "family", "k", "segment"}),
     "squad_dev": (squad_dev, COMMON | {"file", "of"}),
     **CLAIM_FACTS,  # verdict, majority: syw.figures.readme_claims
 }

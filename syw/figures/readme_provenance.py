@@ -3,7 +3,10 @@ from that file rather than derived again from the records, so a page and the pro
 
 ``of=span`` (with ``family=F``: that records file's row): the wall time from the first start to the last end
 the file's family table gives; ``of=commits``: the suite commits it lists, short, in its order (``k=K``: the
-K-th only). Registered in :data:`syw.figures.readme_facts.FACTS`.
+K-th only); ``of=wall``: the wall time of the commands run.log records (``segment=K``: the K-th; without, all
+but a last one still running); ``of=start``, ``of=end`` with ``segment=K``: when it started or ended (UTC,
+``fmt`` a strftime pattern); ``of=parallel``: the most trials running at once. Registered in
+:data:`syw.figures.readme_facts.FACTS`.
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from syw.figures.readme_format import Value
 
 _ROW = re.compile(r"^\| (?P<family>[^|]+?) \| \d+ \| \d+ \| \d+ \| (?P<start>[^|]+?) \| (?P<end>[^|]+?) \| [^|]+ \|$", re.M)
 _COMMIT = re.compile(r"^- `(?P<commit>[0-9a-f]{7,40})(?:-dirty)?` \(", re.M)
+_COMMAND = re.compile(r"^\| (?P<k>\d+) \| (?P<start>[^|]+?) \| (?P<end>[^|]+?) \| (?P<wall>[^|]+?) \|$", re.M)
+_PARALLEL = re.compile(r"^Most trials running at once \([^)]*\): (?P<n>\d+)$", re.M)
 
 
 def read_provenance(path: Path) -> tuple[dict[str, tuple[str, str]], tuple[str, ...]]:
@@ -36,11 +41,50 @@ def _listed(names: list[str]) -> str:
     return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def _commands(path: Path, text: str) -> list[tuple[datetime, datetime | None, float | None]]:
+    """The file's run.log table: each command's start, end and wall seconds (None where it says ``-``)."""
+    rows = [(datetime.fromisoformat(m["start"]), None if m["end"] == "-" else datetime.fromisoformat(m["end"]),
+             None if m["wall"] == "-" else float(m["wall"])) for m in _COMMAND.finditer(text)]
+    if not rows:
+        raise FactError(f"{path}: no commands from a run.log (the study folder has none, or rerun `syw provenance`)")
+    return rows
+
+
+def _run(a: Args, path: Path, what: str) -> Value:
+    """``of=wall``, ``start``, ``end`` or ``parallel`` (see the module docstring)."""
+    text = path.read_text(encoding="utf-8")
+    if what == "parallel":
+        if (m := _PARALLEL.search(text)) is None:
+            raise FactError(f"{path}: no 'Most trials running at once' line (rerun `syw provenance`)")
+        return Value(int(m["n"]), "count")
+    commands = _commands(path, text)
+    if a.get("segment") is not None:
+        k = int(a.number("segment"))
+        if not 1 <= k <= len(commands):
+            raise FactError(f"segment={k}: {path} lists {len(commands)} command(s)")
+        picked = [commands[k - 1]]
+    elif what == "wall":  # a last command still running (no end yet) is left out
+        picked = commands[:-1] if commands[-1][2] is None and len(commands) > 1 else commands
+    else:
+        raise FactError(f"of={what}: needs segment=K, the command's number in {path}")
+    if what == "wall":
+        if any(wall is None for _, _, wall in picked):
+            raise FactError(f"{path}: a command without an end stamp or `real` line")
+        return Value(sum(wall for _, _, wall in picked), "seconds")
+    at = picked[0][0] if what == "start" else picked[0][1]
+    if at is None:
+        raise FactError(f"of=end: command {a.get('segment')} of {path} has no end stamp")
+    return Value(at, "clock")
+
+
 def provenance(a: Args) -> Value:
-    """``of=span`` or ``of=commits`` of the study's PROVENANCE.md (see the module docstring)."""
+    """``of=span``, ``commits``, ``wall``, ``start``, ``end`` or ``parallel`` of the study's PROVENANCE.md
+    (see the module docstring)."""
     path = a.study().folder / "PROVENANCE.md"
     rows, commits = read_provenance(path)
     what = a.need("of")
+    if what in ("wall", "start", "end", "parallel"):
+        return _run(a, path, what)
     if what == "commits":
         if a.get("k") is None:
             return Value(_listed([f"`{c[:7]}`" for c in commits]), "text")
@@ -49,7 +93,7 @@ def provenance(a: Args) -> Value:
             raise FactError(f"k={k}: {path} lists {len(commits)} suite commit(s)")
         return Value(f"`{commits[k - 1][:7]}`", "text")
     if what != "span":
-        raise FactError(f"of={what!r}: span or commits")
+        raise FactError(f"of={what!r}: span, commits, wall, start, end or parallel")
     family = a.get("family")
     if family is not None and family not in rows:
         raise FactError(f"family={family!r}: {path} has rows for {', '.join(rows)}")

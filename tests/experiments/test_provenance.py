@@ -36,6 +36,23 @@ def test_provenance_covers_tuner_and_reseed_records(tmp_path):
     assert "`abc123` (12 trials)" in text
 
 
+def test_provenance_states_the_commands_of_run_log_and_the_most_trials_at_once(tmp_path):
+    """run.log's commands with their start, end and wall time (`time`'s real first); a log of the runner's output
+    only (no time stamp) gives no table; the most ok trials running at once comes from the records."""
+    folder = write_study(tmp_path / "results", "sst5", {"lr": (0.3, 0.02, 1.0)}, n=3)
+    (folder / "run.log").write_text("[sst5/lr] trial 0 accuracy=0.3\n")
+    main([str(folder)])
+    text = (folder / "PROVENANCE.md").read_text()
+    assert "Commands run" not in text  # the fake records all run from 00:00:00 to 00:00:01: three at once
+    assert "Most trials running at once (ok trials, from their start and end times): 3\n" in text
+    (folder / "run.log").write_text("=== started 2026-01-01 00:00:00 UTC: syw run study=sst5\nreal\t2m5.500s\n"
+                                    "Thu Jan  1 00:03:00 UTC 2026\n=== resumed 2026-01-01 01:00:00 UTC\n[sst5/lr] trial 1\n")
+    main([str(folder)])
+    text = (folder / "PROVENANCE.md").read_text()
+    assert "| 1 | 2026-01-01T00:00:00+00:00 | 2026-01-01T00:03:00+00:00 | 125.500 |" in text
+    assert "| 2 | 2026-01-01T01:00:00+00:00 | - | - |" in text  # still running: no end stamp
+
+
 def test_provenance_counts_one_trial_in_the_singular(tmp_path):
     folder = write_study(tmp_path / "results", "sst5", {"lr": (0.3, 0.02, 1.0)}, n=1)
     main([str(folder)])

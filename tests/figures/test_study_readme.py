@@ -18,7 +18,6 @@ from syw.core.entry import run_main
 from syw.core.paths import REPO
 from syw.experiments.provenance import summary
 from syw.figures.__main__ import main
-from syw.figures.readme_data import run_segments
 from syw.figures.study_readme import ReadmeError, readmes, regenerate, run
 
 RESULTS = REPO / "results"
@@ -101,6 +100,14 @@ def study(tmp_path):
     (folder / "run.log").write_text(
         "=== started Thu Jan  1 00:00:00 UTC 2026 at commit abc1234\n...\nreal\t1m30.000s\nThu Jan  1 00:01:31 UTC 2026\n"
         "=== resumed Thu Jan  1 01:00:00 UTC 2026 at commit def1234\n...\n=== stopped Thu Jan  1 01:10:00 UTC 2026 by hand\n")
+    return log(folder)
+
+
+def log(folder: Path, text: str | None = None) -> Path:
+    """``text`` as the study's run.log (when given), and its PROVENANCE.md written again, as `syw provenance` does."""
+    if text is not None:
+        (folder / "run.log").write_text(text)
+    (folder / "PROVENANCE.md").write_text(summary(folder, None))
     return folder
 
 
@@ -156,7 +163,7 @@ def test_counts_fields_filters_and_pairing(study):
         ["0.400", "3", "1.0e-4", "0.450", "400", "2.5", "10 min", "1e-04"]
     assert values(study, "ratio family=a over=b", "max family=a with=synth of=value-with.value fmt=.1f",
                   "count family=b with=synth where=value<with.value") == ["5.0", "0.0", "0"]
-    assert values(study, "parallel", "min family=a of=started fmt=%Y-%m-%d") == ["2", "2026-01-01"]
+    assert values(study, "provenance of=parallel", "min family=a of=started fmt=%Y-%m-%d") == ["2", "2026-01-01"]
     # sample SD of 0.1..0.4: sqrt(0.05 / 3); trials 2 and 3 take (180 + 240) of the 600 s; |lr - value| is largest at trial 3.
     assert values(study, "sd family=a fmt=.4f", "share family=a where=value>=0.3", "max family=a of=|params.lr-value| fmt=.4f",
                   "min family=a of=params.lr-value fmt=.4f") == [f"{(0.05 / 3) ** 0.5:.4f}", "70%", "0.3999", "-0.3999"]
@@ -178,31 +185,32 @@ def test_provenance_facts_read_the_provenance_file(study):
 
 def test_run_log_segments(study):
     # The first command's `real` line (90 s) wins over its stamps; the second runs stamp to stamp (10 min).
-    assert values(study, "wall fmt=hms", "wall segment=1 fmt=hms", "wall segment=2 fmt=h", "clock segment=2 edge=start",
-                  "clock segment=2 edge=end") == ["11 min 30 s", "1 min 30 s", "0.2 h", "01:00", "01:10"]
+    assert values(study, "provenance of=wall fmt=hms", "provenance of=wall segment=1 fmt=hms", "provenance of=wall segment=2 fmt=h",
+                  "provenance of=start segment=2", "provenance of=end segment=2") == ["11 min 30 s", "1 min 30 s", "0.2 h", "01:00", "01:10"]
+    assert "| 1 | 2026-01-01T00:00:00+00:00 | 2026-01-01T00:01:31+00:00 | 90.000 |" in (study / "PROVENANCE.md").read_text()
 
 
 def test_run_log_iso_stamps(study):
     # `date -u '+%F %T'` stamps as the background wrapper writes them; Ray's own log line (no UTC) is not one.
-    (study / "run.log").write_text(
+    log(study,
         "=== started 2026-01-01 00:00:00 UTC: syw run study=synth  (commit abc1234)\n"
         "[2026-01-01 05:00:00,123 E 1 1] logging.cc:474: *** SIGTERM received ***\n"
         "=== stopped 2026-01-01 00:20:00 UTC (exit 130)\n=== note: restarted after the session's end\n"
         "=== started 2026-01-01 01:00:00 UTC: syw run study=synth  (commit abc1234)\n=== stopped 2026-01-01 01:05:30 UTC (exit 0)\n")
-    assert values(study, "wall fmt=hms", "wall segment=1 fmt=hm", "clock segment=2 edge=end") == ["25 min 30 s", "20 min", "01:05"]
+    assert values(study, "provenance of=wall fmt=hms", "provenance of=wall segment=1 fmt=hm", "provenance of=end segment=2") == \
+        ["25 min 30 s", "20 min", "01:05"]
 
 
 def test_a_running_command_is_left_out_of_the_wall_time_and_a_cut_one_is_an_error(study):
     ended = "=== started 2026-01-01 00:00:00 UTC: syw run study=synth\n=== stopped 2026-01-01 00:20:00 UTC (exit 130)\n"
     running = "=== started 2026-01-01 01:00:00 UTC: syw run study=synth\n[synth/a] trial 0 value=0.1 (60.0 s)\n"
-    (study / "run.log").write_text(ended + running)
-    assert values(study, "wall fmt=hms") == ["20 min"]
+    log(study, ended + running)
+    assert values(study, "provenance of=wall fmt=hms") == ["20 min"]
     with pytest.raises(ReadmeError, match="a command without an end stamp"):
-        values(study, "wall segment=2")
-    (study / "run.log").write_text(running + ended)  # the cut command is no longer the last
-    run_segments.cache_clear()  # read once per process, as a README's markers need
+        values(study, "provenance of=wall segment=2")
+    log(study, running + ended)  # the cut command is no longer the last
     with pytest.raises(ReadmeError, match="a command without an end stamp"):
-        values(study, "wall")
+        values(study, "provenance of=wall")
 
 
 def test_a_family_with_fewer_trials_than_a_budget_shows_a_dash(study):
@@ -236,7 +244,8 @@ def test_tables(study):
     ("table nosuch", "unknown table 'nosuch'"),
     ("emax family=a source=paper", "reproduces none of Figures 1-4"),
     ("mean family=a with=paper of=value-with.value", "reproduces none of Figures 1-4"),
-    ("clock segment=3 edge=start", "run.log holds 2 command(s)"),
+    ("provenance of=start segment=3", "lists 2 command(s)"),
+    ("provenance of=end", "of=end: needs segment=K"),
     ("emax family=a scale=lin", "scale='lin': log (Eq. 8 of the values' logarithms, written back as exp) or none"),
     ("emax family=a scale=log test=extra.f1", "scale= and test= together"),
 ])
@@ -310,7 +319,7 @@ def test_a_use_tag_gives_its_keys_to_the_markers_of_its_paragraph(tmp_path, stud
     readme = study / "README.md"
     readme.write_text("x <!-- syw: count -->?<!-- /syw --> <!-- syw: use study=other family=a -->"
                       "<!-- syw: count -->?<!-- /syw --> <!-- syw: count family=b -->?<!-- /syw --> "
-                      "<!-- syw: wall fmt=hms -->?<!-- /syw -->\n\n<!-- syw: count -->?<!-- /syw -->\n")
+                      "<!-- syw: provenance of=wall fmt=hms -->?<!-- /syw -->\n\n<!-- syw: count -->?<!-- /syw -->\n")
     found = re.findall(r"<!-- syw: (?!use)[^>]*-->([^<]*)<!-- /syw -->", regenerate(readme, tmp_path).text)
     # before the tag: synth's 8 trials; after it: other's a (1) and b (4), other's run.log; past the blank line: synth again
     assert found == ["8", "1", "4", "11 min 30 s", "8"]
