@@ -52,7 +52,8 @@ class Difference:
         level = f"{self.confidence:.0%}"
         if self.method == "bands":
             return f"{level} simultaneous band"
-        return f"{level} simultaneous intervals" if self.claim == "simultaneous" else f"{level} pointwise intervals"
+        # step-down intervals show the sign each claim makes, not a simultaneous bound on the size
+        return f"{level} intervals of simultaneous claims" if self.claim == "simultaneous" else f"{level} pointwise intervals"
 
     def leader(self) -> list[str | None]:
         """At each n: the group that leads at the band's level, or None where they cannot be told apart."""
