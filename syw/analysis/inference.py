@@ -353,8 +353,9 @@ def rule(confidence: float = 0.95) -> str:
             "jackknife standard error, against Student's t with Welch-Satterthwaite degrees of freedom (each "
             "group's from the effective number of trials its estimate rests on); at n = 1 this is Welch's t-test on "
             f"the means. Budgets given with `--at` are each tested at {confidence:.0%} (pointwise claims). Otherwise "
-            "the claims hold simultaneously: the critical value is that of the largest |t| over the budgets compared, "
-            "from the jackknife correlation of the estimates across budgets. No leader is named beyond the limit "
+            "the claims hold simultaneously, step down (Romano and Wolf): the budgets in order of |t|, each against the "
+            "critical value of the largest |t| over the budgets not yet decided, from the jackknife correlation of the "
+            "estimates across budgets, until one falls short; an interval shows the sign its claim makes. No leader is named beyond the limit "
             f"floor(N ln 2 / ln({2 / alpha:g})), N the smaller group: there the largest of N trials may well lie below "
             "what decides the best of n, and no assumption-free claim is possible. Measured error and power on "
             "synthetic and real trial sets: docs/syw.md (`make bench-inference`).")
