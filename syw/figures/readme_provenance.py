@@ -24,8 +24,8 @@ _COMMAND = re.compile(r"^\| (?P<k>\d+) \| (?P<start>[^|]+?) \| (?P<end>[^|]+?) \
 _PARALLEL = re.compile(r"^Most trials running at once \([^)]*\): (?P<n>\d+)$", re.M)
 
 
-def read_provenance(path: Path) -> tuple[dict[str, tuple[str, str]], tuple[str, ...]]:
-    """``path``'s family table (family -> first start, last end, ISO times or ``-``) and its suite commits."""
+def read_provenance(path: Path) -> tuple[dict[str, tuple[str, str]], tuple[str, ...], str]:
+    """``path``'s family table (family -> first start, last end, ISO times or ``-``), its suite commits and its text."""
     if not path.is_file():
         raise FactError(f"{path} does not exist: run `syw provenance {path.parent}`")
     text = path.read_text(encoding="utf-8")
@@ -34,7 +34,7 @@ def read_provenance(path: Path) -> tuple[dict[str, tuple[str, str]], tuple[str, 
     commits = tuple(m["commit"] for m in _COMMIT.finditer(commits_part))
     if not rows or not commits:
         raise FactError(f"{path}: no family table or no suite commits (is it written by `syw provenance`?)")
-    return rows, commits
+    return rows, commits, text
 
 
 def _listed(names: list[str]) -> str:
@@ -50,9 +50,8 @@ def _commands(path: Path, text: str) -> list[tuple[datetime, datetime | None, fl
     return rows
 
 
-def _run(a: Args, path: Path, what: str) -> Value:
-    """``of=wall``, ``start``, ``end`` or ``parallel`` (see the module docstring)."""
-    text = path.read_text(encoding="utf-8")
+def _run(a: Args, path: Path, text: str, what: str) -> Value:
+    """``of=wall``, ``start``, ``end`` or ``parallel`` of ``path``'s ``text`` (see the module docstring)."""
     if what == "parallel":
         if (m := _PARALLEL.search(text)) is None:
             raise FactError(f"{path}: no 'Most trials running at once' line (rerun `syw provenance`)")
@@ -81,10 +80,10 @@ def provenance(a: Args) -> Value:
     """``of=span``, ``commits``, ``wall``, ``start``, ``end`` or ``parallel`` of the study's PROVENANCE.md
     (see the module docstring)."""
     path = a.study().folder / "PROVENANCE.md"
-    rows, commits = read_provenance(path)
+    rows, commits, text = read_provenance(path)
     what = a.need("of")
     if what in ("wall", "start", "end", "parallel"):
-        return _run(a, path, what)
+        return _run(a, path, text, what)
     if what == "commits":
         if a.get("k") is None:
             return Value(_listed([f"`{c[:7]}`" for c in commits]), "text")

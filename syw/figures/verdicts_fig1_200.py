@@ -39,28 +39,22 @@ def decide(leaders: dict[int, str | None]) -> str:
     return "undecided"
 
 
-def _recorded(results: Path) -> dict[str, int]:
-    """Trials recorded per family (ok or failed); empty without records."""
+def _state(results: Path) -> tuple[dict[str, int], Difference | None]:
+    """Trials recorded per family (ok or failed; empty without records) and the rule's comparison (LR minus
+    CNN at :data:`BUDGETS`), None until every family has its trials; the records read once."""
     if not has_records(results, STUDY):
-        return {}
+        return {}, None
     parts, failed = study_rows(STUDY, results)
-    return {name: len(part) + failed.get(name, 0) for name, part in parts.items()}
-
-
-def comparison(results: Path = REPO / "results") -> Difference | None:
-    """The rule's comparison (LR minus CNN at :data:`BUDGETS`), or None until every family has its trials."""
-    trials = int(study_config(STUDY)["trials"])
-    recorded = _recorded(results)
-    if not recorded or any(size < trials for size in recorded.values()):
-        return None
-    parts, _ = study_rows(STUDY, results)
+    recorded = {name: len(part) + failed.get(name, 0) for name, part in parts.items()}
+    if any(size < int(study_config(STUDY)["trials"]) for size in recorded.values()):
+        return recorded, None
     scores = {name: part["value"].to_numpy(float) for name, part in parts.items()}  # ok trials, as the curves read them
-    return compare(scores[EARLY], scores[LATE], (EARLY, LATE), at=BUDGETS, confidence=CONFIDENCE)
+    return recorded, compare(scores[EARLY], scores[LATE], (EARLY, LATE), at=BUDGETS, confidence=CONFIDENCE)
 
 
 def verdict(results: Path = REPO / "results") -> str | None:
     """The committed rule's verdict (:func:`decide`), or None while the study is incomplete."""
-    diff = comparison(results)
+    diff = _state(results)[1]
     return None if diff is None else decide(dict(zip(map(int, diff.ns), diff.leader(), strict=True)))
 
 
@@ -69,10 +63,9 @@ def section(results: Path = REPO / "results") -> list[str]:
     how many trials are recorded while the study is still running."""
     out = ["", f"## Figure 1, decided on more trials: `{STUDY}`", "", f"Rule: {RULE}", ""]
     trials = int(study_config(STUDY)["trials"])
-    recorded = _recorded(results)
+    recorded, diff = _state(results)
     if not recorded:
         return out + [f"Verdict: pending. The study has no records here: `make study-fig1-200` runs it ({trials} trials per family)."]
-    diff = comparison(results)
     if diff is None:
         done = ", ".join(f"{name} {size} of {trials}" for name, size in recorded.items())
         return out + [f"Verdict: pending. Trials recorded so far: {done}; the rule is applied once every family "
