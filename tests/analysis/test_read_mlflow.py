@@ -70,9 +70,10 @@ def test_mlflow_bad_input_is_one_line(store, tmp_path, capsys):
         return
     copy = tmp_path / "mlruns"
     shutil.copytree(folder / "mlruns", copy)
-    metric = next(p for p in copy.glob("*/*/metrics/val_acc"))
-    metric.write_text(metric.read_text() + "1796172560295 high 3\n")  # wrong type
-    one_error_line(["curve", str(copy)], capsys, r"metrics/val_acc: line 4: 'high' is not a number$")
+    metric = next(p for p in copy.glob("*/*/metrics/val_acc"))  # any run's: the failed one logs a single step
+    logged = metric.read_text().splitlines()
+    metric.write_text("\n".join(logged) + "\n1796172560295 high 3\n")  # wrong type
+    one_error_line(["curve", str(copy)], capsys, rf"metrics/val_acc: line {len(logged) + 1}: 'high' is not a number$")
     metric.write_text("1796172560295 0.5 1\n17961725\n")  # truncated
     one_error_line(["curve", str(copy)], capsys, r"metrics/val_acc: line 2: '17961725' is not 'timestamp value step'$")
     metric.write_text("1796172560295 0.5 1\n")
