@@ -39,6 +39,7 @@ import numpy as np
 
 from syw.analysis.compare import Difference
 from syw.analysis.expected_max import Budgets, check_budgets, check_scores, expected_max_unbiased
+from syw.analysis.student_t import normal_isf, normal_sf, t_isf, t_sf
 
 MAXT_DRAWS = 20_000  # Monte-Carlo draws for the max-|T| critical value: +-0.0015 on a 5% tail
 _CACHED_CELLS = 250_000  # weight matrices up to this size are cached (at most 64 of them: 128 MB)
@@ -109,18 +110,6 @@ def _kish_dof(size: int, budgets: np.ndarray) -> np.ndarray:
     if budgets.size * size <= _MATRIX_CELLS:
         return 1.0 / np.sum(_matrix(size, tuple(int(n) for n in budgets)) ** 2, axis=1) - 1.0
     return np.array([1.0 / np.sum(_weights(size, int(n)) ** 2) - 1.0 for n in budgets])
-
-
-def _t_sf(t: np.ndarray, df: np.ndarray) -> np.ndarray:
-    from scipy import special  # here: scipy.special takes a third of a second to import, a comparison needs it
-
-    return special.stdtr(df, -t)  # P(T > t), T ~ Student's t with df degrees of freedom
-
-
-def _t_isf(q: np.ndarray | float, df: np.ndarray) -> np.ndarray:
-    from scipy import special
-
-    return -special.stdtrit(df, q)  # the t with P(T > t) = q
 
 
 def _deviations(x: np.ndarray, budgets: np.ndarray) -> np.ndarray:
@@ -288,22 +277,20 @@ def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets
     t = np.full(budgets.size, np.nan)
     t[live] = est[live] / se[live]
     p = np.full(budgets.size, np.nan)
-    p[live] = 2.0 * _t_sf(np.abs(t[live]), df[live])
+    p[live] = 2.0 * t_sf(np.abs(t[live]), df[live])
     claim = "pointwise" if at is not None else "simultaneous"
     k = int(live.sum())
     crit = np.full(budgets.size, np.inf)
     if k and (claim == "pointwise" or k == 1):
-        crit[live] = _t_isf(alpha / 2.0, df[live])
+        crit[live] = t_isf(alpha / 2.0, df[live])
     elif k and adjust == "bonferroni":
-        crit[live] = _t_isf(alpha / (2.0 * k), df[live])
+        crit[live] = t_isf(alpha / (2.0 * k), df[live])
         p[live] = np.minimum(1.0, p[live] * k)
     elif k:
-        from scipy import special
-
         keep = live[ok]
-        z = -special.ndtri(np.maximum(p[live], 1e-300) / 2.0)  # each |T_n| as a normal deviate
+        z = normal_isf(np.maximum(p[live], 1e-300) / 2.0)  # each |T_n| as a normal deviate
         c, p[live] = (_stepdown if adjust == "stepdown" else _maxt)(dev_a[keep], dev_b[keep], z, alpha)
-        crit[live] = _t_isf(special.ndtr(-c), df[live])
+        crit[live] = t_isf(normal_sf(c), df[live])
     half = np.full(budgets.size, np.inf)
     half[live] = crit[live] * se[live]
     low, high = est - half, est + half
@@ -339,7 +326,7 @@ def budget_interval(scores, target: float, confidence: float = 0.95, maximize: b
     limit = min(limit_budget(x.size, confidence), x.size - 1)
     ns = np.arange(1, limit + 1)
     se = np.sqrt((x.size - 1) / x.size * np.sum(_deviations(x, ns) ** 2, axis=1))
-    q = _t_isf(alpha / 2.0, _kish_dof(x.size, ns))
+    q = t_isf(alpha / 2.0, _kish_dof(x.size, ns))
     up, down = np.flatnonzero(est[:limit] + q * se >= goal), np.flatnonzero(est[:limit] - q * se >= goal)
     return BudgetInterval(float(target), int(reached[0]) + 1 if reached.size else None,
                           int(up[0]) + 1 if up.size else limit + 1, int(down[0]) + 1 if down.size else None, limit)
