@@ -30,7 +30,7 @@ def trials_file(folder: Path, size: int) -> Path:
 
 
 # What syw curve needs before it reads a trial: its libraries' import time is a floor no change to syw removes.
-LIBRARIES = "import numpy, pandas, scipy.special, matplotlib; matplotlib.use('agg'); import matplotlib.pyplot"
+LIBRARIES = "import numpy, pandas, matplotlib; matplotlib.use('agg'); import matplotlib.pyplot"
 # The same command in one process, with the seconds matplotlib spends writing the figure files (syw.figures.plot.save)
 # counted apart: what is left is syw's own reading, computing and importing.
 SAVING = """
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| N per group | seconds | ratio to N = 50 |\n|---|---|---|")
     for n in sizes:
         print(f"| {n:,} | {times[n]:.2f} | {times[n] / times[50]:.2f} |")
-    print(f"\nimporting numpy, pandas, scipy.special and matplotlib alone: {floor:.2f} s "
+    print(f"\nimporting numpy, pandas and matplotlib alone: {floor:.2f} s "
           f"({floor / times[50]:.0%} of N = 50)")
     print(f"N = 50 split (one run of {whole:.2f} s): matplotlib writing the figure files (PDF and PNG of each) "
           f"{saving:.2f} s; the rest beyond the libraries' imports (syw's own reading, computing and importing) "
