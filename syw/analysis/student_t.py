@@ -1,14 +1,15 @@
 """Student's t and the normal distribution's tails, for the comparisons of :mod:`syw.analysis.inference`.
 
 ``syw curve`` compares every pair of groups; importing ``scipy.special`` for four functions would take about
-0.2 s of its start-up (``make bench-curve``). These are the textbook algorithms, accurate to 1e-12 relative
-(the tail to about 3e-17 times the degrees of freedom, from 1e4 on) over the degrees of freedom the comparisons
-use (Kish's effective sample size, up to N - 1), checked against scipy and the closed forms for 1 and 2 degrees
-of freedom (``tests/analysis/test_student_t.py``):
+0.2 s of its start-up (``make bench-curve``). These are the textbook algorithms, accurate to about 2e-13
+relative up to 1e4 degrees of freedom and 3e-17 df beyond (the comparisons use Kish's effective sample size, up
+to N - 1), checked against mpmath, scipy and the closed forms for 1 and 2 degrees of freedom
+(``tests/analysis/test_student_t.py``):
 
 - P(T > t) = I_x(df / 2, 1 / 2) / 2 for t >= 0, x = df / (df + t^2), with I the regularized incomplete beta
   function by its continued fraction (Lentz's method; Press et al., *Numerical Recipes*, section 6.4);
-- the t whose tail is q: Newton's method on log P(T > t) against log t, kept inside a bracket;
+- the t whose tail is q: Newton's method on log P(T > t) against log t from the Cornish-Fisher expansion,
+  kept inside a bracket;
 - the normal tail by ``math.erfc``, its quantile by ``statistics.NormalDist`` (Wichura's AS 241).
 """
 from __future__ import annotations
@@ -19,36 +20,37 @@ from statistics import NormalDist
 import numpy as np
 
 _EPS = 4e-15  # the continued fraction stops when a term changes its value by less, relatively: a few roundings
-# Newton stops after a step that moves log t by less than _STEP * max(1, df / 1e4): the tail is good to about
-# 3e-17 df relatively (the continued fraction's first terms cancel where t^2 is near 3), 3e-13 at 1e4 degrees of freedom
-_STEP = 1e-12
-_TINY = 1e-300  # Lentz's guard against a zero denominator
-_MAX_TERMS = 100_000  # the continued fraction needs about sqrt(df) terms; a bound, not an expected count
+# Newton's last step is one that moves log t by less than _STEP: the error after it is about its square (log P(T > e^u)
+# is nearly linear in u), below the tail's own, about 3e-17 df relatively (the continued fraction's first terms
+# cancel where t^2 is near 3)
+_STEP = 1e-7
+_MAX_TERMS = 100_000  # the continued fraction needs under 60 terms up to 1e6 degrees of freedom; a bound
+_CHUNK = 16  # terms computed at once
 _lgamma = np.vectorize(math.lgamma, otypes=[float])
 _erfc = np.vectorize(math.erfc, otypes=[float])
 _normal_quantile = np.vectorize(NormalDist().inv_cdf, otypes=[float])
 
 
 def _continued_fraction(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The continued fraction of I_x(a, b), converging fast where x < (a + 1) / (a + b + 2); each entry stops
-    once a term moves it by less than ``_EPS`` (later terms only add rounding)."""
-    def guard(v: np.ndarray) -> np.ndarray:
-        return np.where(np.abs(v) < _TINY, _TINY, v)
-
-    c = np.ones_like(x)
-    d = 1.0 / guard(1.0 - (a + b) * x / (a + 1.0))
-    h, live = d.copy(), np.ones(x.shape, dtype=bool)
-    for m in range(1, _MAX_TERMS + 1):
-        even = m * (b - m) * x / ((a + 2 * m - 1.0) * (a + 2 * m))
-        d, c = 1.0 / guard(1.0 + even * d), guard(1.0 + even / c)
-        step = d * c
-        odd = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1.0))
-        d, c = 1.0 / guard(1.0 + odd * d), guard(1.0 + odd / c)
-        step *= d * c
-        h = np.where(live, h * step, h)
-        live &= np.abs(step - 1.0) >= _EPS
-        if not live.any():
-            return h
+    """The continued fraction of I_x(a, b) by Lentz's method, converging fast where x < (a + 1) / (a + b + 2):
+    its terms ``_CHUNK`` at a time, until the last term of a chunk moves no entry by ``_EPS`` or more (terms past
+    convergence only add rounding)."""
+    a, b, x = a[:, None], b[:, None], x[:, None]
+    c, d = np.ones(x.shape[0]), 1.0 / (1.0 - (a + b) * x / (a + 1.0))[:, 0]
+    h = d.copy()
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero denominator (never met in practice) fails the check
+        for first in range(1, _MAX_TERMS + 1, _CHUNK):
+            m = np.arange(first, first + _CHUNK, dtype=float)
+            even = m * (b - m) * x / ((a + 2 * m - 1.0) * (a + 2 * m))
+            odd = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1.0))
+            for k in range(_CHUNK):
+                d, c = 1.0 / (1.0 + even[:, k] * d), 1.0 + even[:, k] / c
+                step = d * c
+                d, c = 1.0 / (1.0 + odd[:, k] * d), 1.0 + odd[:, k] / c
+                step *= d * c
+                h *= step
+            if np.all(np.abs(step - 1.0) < _EPS):
+                return h
     raise ArithmeticError("the incomplete beta function's continued fraction did not converge")
 
 
@@ -121,16 +123,24 @@ def t_isf(q, df) -> np.ndarray:
     return np.where(q < 0.5, out, -out) + 0.0  # + 0.0: the median is 0, not -0
 
 
+def _start(q: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """log t of the Cornish-Fisher expansion of t's quantile about the normal's z (Abramowitz and Stegun 26.7.5,
+    four terms), at least z: within 1e-7 of the root from about 30 degrees of freedom, so that Newton ends in a step."""
+    z = -_normal_quantile(q)
+    z2 = z * z
+    terms = ((z2 + 1) * z / 4, ((5 * z2 + 16) * z2 + 3) * z / 96, (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384,
+             ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160)
+    t = z + sum(g / df ** (k + 1) for k, g in enumerate(terms))
+    return np.log(np.maximum(np.maximum(t, z), 1e-8))
+
+
 def _upper_quantile(q: np.ndarray, df: np.ndarray) -> np.ndarray:
-    """t > 0 with P(T > t) = q < 1/2: safeguarded Newton on u = log t, where log P(T > e^u) is nearly linear."""
+    """t > 0 with P(T > t) = q < 1/2: Newton on u = log t, where log P(T > e^u) is nearly linear, kept inside a
+    bracket (bisecting where a step would leave it) that starts at the normal's quantile, below t's."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a tail below 1e-308 is 0: its log -inf, below q's
         target = np.log(q)
-        low = np.log(np.maximum(-_normal_quantile(q), 1e-8))  # t's tails are heavier than the normal's: at or left of the root
-        high = low + 1.0
-        while np.any(over := np.log(t_sf(np.exp(high), df)) > target):
-            high = np.where(over, high + 2.0 * (high - low), high)
-        u, done = low.copy(), np.zeros(q.shape, dtype=bool)
-        tolerance = _STEP * np.maximum(1.0, df / 1e4)
+        low, high = np.log(np.maximum(-_normal_quantile(q), 1e-8)), np.full(q.shape, np.inf)
+        u, done = _start(q, df), np.zeros(q.shape, dtype=bool)
         for _ in range(200):
             t = np.exp(u)
             sf = t_sf(t, df)
@@ -138,9 +148,9 @@ def _upper_quantile(q: np.ndarray, df: np.ndarray) -> np.ndarray:
             low, high = np.where(gap > 0, u, low), np.where(gap > 0, high, u)
             step = -gap / np.exp(u + _log_pdf(t, df) - np.log(sf))  # gap over d log P(T > e^u) / du
             new = u - step
-            wild = ~np.isfinite(new) | (new < low) | (new > high)  # outside the bracket: bisect instead
-            new = np.where(wild, 0.5 * (low + high), new)
-            u, done = np.where(done, u, new), done | (~wild & (np.abs(step) <= tolerance * np.maximum(1.0, np.abs(u))))
+            wild = ~np.isfinite(new) | (new < low) | (new > high)  # outside the bracket: bisect, or t times e
+            new = np.where(wild, np.where(np.isfinite(high), 0.5 * (low + high), u + 1.0), new)
+            u, done = np.where(done, u, new), done | (~wild & (np.abs(step) <= _STEP))
             if done.all():
                 return np.exp(u)
     raise ArithmeticError("Student's t quantile did not converge")
