@@ -79,8 +79,8 @@ def _moments(scores, ns: Budgets, maximize: bool, spread: bool = True) -> tuple[
     if values.size * budgets.size > DIRECT_LIMIT:
         mean, sd = _running_moments(values, cdf, budgets, spread)
         return (mean if maximize else -mean), sd
-    cdf_below = np.concatenate(([0.0], cdf[:-1]))
-    pmf = cdf[None, :] ** budgets[:, None] - cdf_below[None, :] ** budgets[:, None]
+    power = cdf[None, :] ** budgets[:, None]  # P(V <= v)^n; P(V < v)^n is its column to the left, the same floats
+    pmf = power - np.pad(power[:, :-1], ((0, 0), (1, 0)))
     mean = pmf @ values
     sd = None
     if spread:
