@@ -2,13 +2,16 @@
 each, N = 50 to 10,000, the whole command as a user runs it (start-up, reading, Eq. 8 at every budget, the
 comparison, both figures, the report), the best of ``--repeat`` runs; the ratio is to N = 50 of the same run.
 At N = 50 it also splits the time: the libraries' imports alone, matplotlib writing the figure files, and
-the rest (syw's own reading, computing and importing).
+the rest (syw's own reading, computing and importing). As a user's Python does, the commands cache each
+module's compiled bytecode on a first run, which is not counted: an environment with PYTHONDONTWRITEBYTECODE
+set (as on this project's machines) would otherwise compile every module of syw on every run, about 0.4 s.
 
     python -m benchmarks.curve [--sizes 50 1000 10000] [--repeat 3]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -49,22 +52,27 @@ print(spent[0])
 """
 
 
+# Python's default: bytecode written once, read on every later run (see the module docstring).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def seconds(command: list[str], repeat: int) -> float:
+    """The least wall time of ``repeat`` runs of ``command``, after one uncounted run that caches its bytecode."""
     best = float("inf")
-    for _ in range(repeat):
+    for k in range(repeat + 1):
         start = time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True)
-        best = min(best, time.perf_counter() - start)
+        subprocess.run(command, check=True, capture_output=True, env=ENV)
+        best = min(best, time.perf_counter() - start) if k else best
     return best
 
 
 def split_seconds(trials: Path, repeat: int) -> tuple[float, float]:
     """Of the quickest of ``repeat`` runs of ``syw curve trials``: its wall time and the part spent writing figure files."""
     runs = []
-    for _ in range(repeat):
+    for _ in range(repeat):  # after seconds(): the bytecode is cached
         start = time.perf_counter()
         out = subprocess.run([sys.executable, "-c", SAVING, str(trials), str(trials.with_suffix(""))], check=True,
-                             capture_output=True, text=True).stdout
+                             capture_output=True, text=True, env=ENV).stdout
         runs.append((time.perf_counter() - start, float(out.split()[-1])))
     return min(runs)
 

@@ -70,6 +70,7 @@ def max_distribution(scores, n: int, *, maximize: bool = True) -> tuple[np.ndarr
 # Above this many (budget, distinct value) pairs Eq. 8 is evaluated by the running product below: at
 # every n from 1 to 10,000 over 10,000 distinct scores the direct matrix would hold 10^8 powers.
 DIRECT_LIMIT = 4_000_000
+_SKIP_EVERY = 32  # the running evaluations look for the zeros they can skip every this many n
 
 
 def _moments(scores, ns: Budgets, maximize: bool, spread: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
@@ -103,13 +104,15 @@ def _running_moments(values: np.ndarray, cdf: np.ndarray, budgets: np.ndarray,
     below = cdf[:-1]
     wanted = np.zeros(int(budgets.max()) + 1, dtype=bool)
     wanted[budgets] = True
-    drop, drop2 = {}, {}
+    drop, drop2, lo = {}, {}, 0
     for n in range(1, wanted.size):
-        power *= below
+        power[lo:] *= below[lo:]
+        if n % _SKIP_EVERY == 0:  # F_k^n that underflowed to 0 stays 0: skip that prefix (F rises with k)
+            lo = int(np.searchsorted(power, 0.0, side="right"))
         if wanted[n]:
-            drop[n] = float(gaps @ power)
+            drop[n] = float(gaps[lo:] @ power[lo:])
             if spread:
-                drop2[n] = float(gaps2 @ power)
+                drop2[n] = float(gaps2[lo:] @ power[lo:])
     d1 = np.array([drop[int(n)] for n in budgets])
     if not spread:
         return top - d1, None
@@ -168,11 +171,13 @@ def _running_unbiased(values: np.ndarray, budgets: np.ndarray) -> np.ndarray:
     big_n = values.size
     idx = np.arange(1, big_n + 1, dtype=float)
     weights = np.full(big_n, 1.0 / big_n)
-    found = {}
+    found, lo = {}, 0
     for n in range(1, int(budgets.max()) + 1):
         if n > 1:
-            weights *= np.clip(idx - (n - 1), 0.0, None) * n / ((n - 1) * (big_n - (n - 1)))
-        found[n] = float(weights @ values)
+            weights[lo:] *= np.clip(idx[lo:] - (n - 1), 0.0, None) * n / ((n - 1) * (big_n - (n - 1)))
+        if n % _SKIP_EVERY == 0:  # a weight at 0 (i < n, or underflowed) stays 0: skip that prefix (w rises with i)
+            lo = int(np.searchsorted(weights, 0.0, side="right"))
+        found[n] = float(weights[lo:] @ values[lo:])
     return np.array([found[int(n)] for n in budgets])
 
 
