@@ -97,7 +97,7 @@ def _upper_tail(t: np.ndarray, df: np.ndarray) -> np.ndarray:
 
 def t_sf(t, df) -> np.ndarray:
     """P(T > t) for T ~ Student's t with ``df`` > 0 degrees of freedom (arrays broadcast)."""
-    t, df = (v.astype(float) for v in np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(df, dtype=float)))
+    t, df = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(df, dtype=float))
     if not np.all(df > 0) or np.isnan(t).any():
         raise ValueError(f"degrees of freedom must be above 0 and t a number, got df {df.min()}")
     out = np.full(t.shape, 0.5)
@@ -110,7 +110,7 @@ def t_sf(t, df) -> np.ndarray:
 
 def t_isf(q, df) -> np.ndarray:
     """The t with P(T > t) = ``q`` (0 < q < 1) for ``df`` > 0 degrees of freedom (arrays broadcast)."""
-    q, df = (v.astype(float) for v in np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(df, dtype=float)))
+    q, df = np.broadcast_arrays(np.asarray(q, dtype=float), np.asarray(df, dtype=float))
     if not np.all((q > 0) & (q < 1)):
         raise ValueError(f"a tail probability must lie in (0, 1), got {q.min()} to {q.max()}")
     if not np.all(df > 0):
@@ -123,10 +123,9 @@ def t_isf(q, df) -> np.ndarray:
     return np.where(q < 0.5, out, -out) + 0.0  # + 0.0: the median is 0, not -0
 
 
-def _start(q: np.ndarray, df: np.ndarray) -> np.ndarray:
+def _start(z: np.ndarray, df: np.ndarray) -> np.ndarray:
     """log t of the Cornish-Fisher expansion of t's quantile about the normal's z (Abramowitz and Stegun 26.7.5,
     four terms), at least z: within 1e-7 of the root from about 30 degrees of freedom, so that Newton ends in a step."""
-    z = -_normal_quantile(q)
     z2 = z * z
     terms = ((z2 + 1) * z / 4, ((5 * z2 + 16) * z2 + 3) * z / 96, (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384,
              ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160)
@@ -138,9 +137,9 @@ def _upper_quantile(q: np.ndarray, df: np.ndarray) -> np.ndarray:
     """t > 0 with P(T > t) = q < 1/2: Newton on u = log t, where log P(T > e^u) is nearly linear, kept inside a
     bracket (bisecting where a step would leave it) that starts at the normal's quantile, below t's."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a tail below 1e-308 is 0: its log -inf, below q's
-        target = np.log(q)
-        low, high = np.log(np.maximum(-_normal_quantile(q), 1e-8)), np.full(q.shape, np.inf)
-        u, done = _start(q, df), np.zeros(q.shape, dtype=bool)
+        target, z = np.log(q), -_normal_quantile(q)
+        low, high = np.log(np.maximum(z, 1e-8)), np.full(q.shape, np.inf)
+        u, done = _start(z, df), np.zeros(q.shape, dtype=bool)
         for _ in range(200):
             t = np.exp(u)
             sf = t_sf(t, df)
@@ -160,7 +159,7 @@ def _log_pdf(t: np.ndarray, df: np.ndarray) -> np.ndarray:
     """The log density of Student's t at t > 0, in log t so that a far tail neither overflows nor underflows."""
     log_u = 2.0 * np.log(t) - np.log(df)  # u = t^2 / df
     log1p_u = np.where(log_u > 0, log_u + np.log1p(np.exp(-np.abs(log_u))), np.log1p(np.exp(-np.abs(log_u))))
-    return _lgamma((df + 1.0) / 2.0) - _lgamma(df / 2.0) - 0.5 * np.log(df * math.pi) - (df + 1.0) / 2.0 * log1p_u
+    return -_log_beta(df / 2.0, np.full(df.shape, 0.5)) - 0.5 * np.log(df) - (df + 1.0) / 2.0 * log1p_u  # 1/(sqrt(df) B)
 
 
 def normal_sf(z) -> np.ndarray:
