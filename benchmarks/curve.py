@@ -35,12 +35,12 @@ def trials_file(folder: Path, size: int) -> Path:
 
 # What syw curve needs before it reads a trial: its libraries' import time is a floor no change to syw removes.
 LIBRARIES = "import numpy, pandas, matplotlib; matplotlib.use('agg'); import matplotlib.pyplot"
-# The same command in one process, with the seconds matplotlib spends writing the figure files (syw.figures.plot.save)
+# The same command in one process, with the seconds matplotlib spends writing the figure files (syw.curve.style.save)
 # counted apart: what is left is syw's own reading, computing and importing.
 SAVING = """
 import sys, time
 from syw.figures import plot
-from syw.figures.curve_command import main
+from syw.curve.command import main
 spent, save = [0.0], plot.save
 def timed(*args, **kwargs):
     start = time.perf_counter()

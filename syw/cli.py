@@ -20,25 +20,33 @@ class Command(NamedTuple):
     help: str
     forward: Callable[[list[str]], list[str]] = lambda argv: argv  # the module's own arguments
     hydra: bool = False  # a Hydra app: its overrides come from sys.argv
+    suite: Callable[[list[str]], int] | None = None  # where a light command hands the suite's part of its work
 
 
-def _figures(what: str) -> Callable[[list[str]], list[str]]:
+def _suite_report(argv: list[str]) -> int:
+    """``syw report --study NAME``: the suite's report of one of its studies (full suite)."""
+    from syw.figures.__main__ import main as figures
+
+    return figures(["report", *argv])
+
+
+def _prefix(what: str) -> Callable[[list[str]], list[str]]:
     return lambda argv: [what, *argv]
 
 
 COMMANDS: dict[str, Command] = {
-    "curve": Command("figures.curve_command", "expected-max curves, figure and report of anyone's trials (light)",
-                     _figures("curve")),
-    "table": Command("analysis.__main__", "the expected-max table of a records file, printed and written (light)"),
+    "curve": Command("curve.command", "expected-max curves, figure and report of anyone's trials (light)",
+                     _prefix("curve")),
+    "table": Command("curve.table_command", "the expected-max table of a records file, printed and written (light)"),
     "run": Command("experiments.run", "run a study: syw run study=sst5 [family=cnn trials=20 ...]", hydra=True),
     "reseed": Command("experiments.reseed", "rerun a family's best assignments with new seeds", hydra=True),
-    "fig": Command("figures.__main__", "draw a figure of the paper: syw fig 1 [--source paper] [--variant as_run]", _figures("fig")),
-    "budgets": Command("figures.__main__", "the budget tables of Figures 1-5", _figures("budgets")),
-    "report": Command("figures.checklist_command", "the reporting checklist of anyone's trials (light), or of a "
-                      "study of the suite (Markdown and LaTeX)"),
-    "readme": Command("figures.__main__", "rewrite (or --check) the numbers of the READMEs from the records", _figures("readme")),
-    "sensitivity": Command("figures.__main__", "a study's score against each searched hyperparameter", _figures("sensitivity")),
-    "seeds": Command("figures.__main__", "seed reruns' spread beside the gaps between families", _figures("seeds")),
+    "fig": Command("figures.__main__", "draw a figure of the paper: syw fig 1 [--source paper] [--variant as_run]", _prefix("fig")),
+    "budgets": Command("figures.__main__", "the budget tables of Figures 1-5", _prefix("budgets")),
+    "report": Command("curve.checklist_command", "the reporting checklist of anyone's trials (light), or of a "
+                      "study of the suite (Markdown and LaTeX)", suite=_suite_report),
+    "readme": Command("figures.__main__", "rewrite (or --check) the numbers of the READMEs from the records", _prefix("readme")),
+    "sensitivity": Command("figures.__main__", "a study's score against each searched hyperparameter", _prefix("sensitivity")),
+    "seeds": Command("figures.__main__", "seed reruns' spread beside the gaps between families", _prefix("seeds")),
     "verdicts": Command("figures.verdicts", "docs/verdicts.md: what the records say about each claim of the paper"),
     "learning-curve": Command("figures.learning_curve", "a study's learning curves (score against epoch)"),
     "compare": Command("experiments.compare", "two runs of one study, trial by trial"),
@@ -77,6 +85,8 @@ def _dispatch(args: list[str]) -> int:
             sys.argv = [f"syw {name}", *command.forward(rest)]
             module.main()
             return 0
+        if command.suite is not None:
+            return module.main(command.forward(rest), suite=command.suite)
         return module.main(command.forward(rest))
     except ModuleNotFoundError as err:  # the light install lacks the suite's dependencies, imported on the way
         if isinstance(err, MissingExtra) or (err.name or "syw").split(".")[0] == "syw":

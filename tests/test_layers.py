@@ -1,6 +1,8 @@
 """The suite's layers (docs/architecture.md): each imports only from those below it, with no cycle.
 
-    syw.core -> syw.data, syw.analysis -> syw.models -> syw.experiments -> syw.figures -> syw.cli
+    syw.core -> syw.data, syw.analysis -> syw.curve, syw.models -> syw.experiments -> syw.figures -> syw.cli
+
+``syw.curve`` (the light tool, ``syw curve``) stands on core and analysis only; the suite's figures use it.
 
 Every import counts, those inside functions too (they run as surely, only later); an import under
 ``if TYPE_CHECKING:`` is for the type checker only and is left out.
@@ -14,8 +16,8 @@ import pytest
 
 from syw.core.paths import REPO
 
-LAYERS = {"core": 0, "data": 1, "analysis": 1, "models": 2, "experiments": 3, "figures": 4, "command": 5}
-PACKAGES = ("data", "analysis", "models", "experiments", "figures")
+LAYERS = {"core": 0, "data": 1, "analysis": 1, "curve": 2, "models": 2, "experiments": 3, "figures": 4, "command": 5}
+PACKAGES = ("data", "analysis", "curve", "models", "experiments", "figures")
 COMMAND = {"syw.cli", "syw.__main__"}  # the top layer: syw/cli.py and python -m syw
 
 
@@ -118,6 +120,38 @@ def test_the_checker_sees_a_wrong_import(tmp_path, monkeypatch):
     monkeypatch.setitem(GRAPH, "syw.analysis.curves", imports(bad) | {"syw.experiments.run"})
     with pytest.raises(AssertionError, match="imports .*syw.experiments.run"):
         test_imports_only_from_lower_layers("syw.analysis.curves")
-    monkeypatch.setitem(GRAPH, "syw.figures.plot", GRAPH["syw.figures.plot"] | {"syw.figures.curves"})
-    with pytest.raises(AssertionError, match="syw.figures.curves"):
+    monkeypatch.setitem(GRAPH, "syw.curve.style", GRAPH["syw.curve.style"] | {"syw.curve.figure"})
+    with pytest.raises(AssertionError, match="syw.curve.figure"):
         test_no_import_cycle()
+
+
+LIGHT_FORBIDDEN = ("syw.figures", "syw.experiments", "syw.models", "syw.data")
+
+
+def _named_imports(path: Path) -> set[str]:
+    """Every module an import statement of ``path`` names, TYPE_CHECKING blocks included (a static check)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "syw" / "curve").rglob("*.py")), ids=lambda p: p.name)
+def test_the_light_tool_names_nothing_of_the_suite(path):
+    """Issue 72: no import statement of ``syw.curve`` names figures, experiments, models or data."""
+    wrong = sorted(n for n in _named_imports(path) if n.startswith(LIGHT_FORBIDDEN) or n in {"syw.figures", "syw.experiments"})
+    assert not wrong, f"{path.relative_to(REPO)} imports {wrong}"
+
+
+def test_figures_holds_no_module_syw_curve_imports():
+    """What ``syw curve``'s command reaches, at any depth, lies outside ``syw.figures``."""
+    seen, todo = set(), ["syw.curve.command", "syw.curve.figure", "syw.curve.style"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(GRAPH.get(module, ()))
+    assert len(seen) > 20 and not [m for m in seen if m.startswith("syw.figures")]

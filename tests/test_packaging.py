@@ -111,7 +111,7 @@ def test_the_installed_suite_takes_no_generic_top_level_name(site, tmp_path):
 
 def test_the_light_command_loads_nothing_of_the_runner_models_or_readers(site, tmp_path):
     """Issue 61: with only the light dependencies, `syw curve`'s module imports no module of experiments, models or data."""
-    code = ("import sys\nimport syw.figures.curve_command, syw.figures.curves\n"
+    code = ("import sys\nimport syw.curve.command, syw.curve.figure\n"
             "print(sorted(m for m in sys.modules if m.split('.')[:2] in (['syw', 'experiments'], ['syw', 'models'], "
             "['syw', 'data'])))\n")
     done = run_outside(site, tmp_path, code, block=True)

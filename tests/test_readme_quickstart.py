@@ -1,5 +1,5 @@
 """The README's quickstart runs as written (a doctest) in the light install, and so do the examples
-in the API's docstrings (``syw.figures.api``)."""
+in the API's docstrings (``syw.curve.api``)."""
 from __future__ import annotations
 
 import re
@@ -20,14 +20,14 @@ def quickstart() -> str:
 def test_the_quickstart_follows_the_two_setup_commands():
     text = (REPO / "README.md").read_text()
     assert text.index("make fig1") < text.index("make test") < text.index(HEADING) < text.index("## What this is")
-    assert ">>> from syw.figures import api" in quickstart()
+    assert ">>> from syw.curve import api" in quickstart()
 
 
 def test_the_quickstart_and_the_api_docstrings_pass_as_doctests_in_the_light_install(tmp_path):
     (tmp_path / "quickstart.txt").write_text(quickstart())
-    code = ("import doctest, sys\nimport syw.figures.api\n"
+    code = ("import doctest, sys\nimport syw.curve.api\n"
             "a = doctest.testfile('quickstart.txt', module_relative=False)\n"
-            "b = doctest.testmod(syw.figures.api)\n"
+            "b = doctest.testmod(syw.curve.api)\n"
             "print(a.attempted, a.failed, b.attempted, b.failed)\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'ray', 'omegaconf')))\n")
     done = run_light(code, tmp_path)

@@ -112,7 +112,7 @@ def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, sou
 
 
 def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
-    """A :class:`Curve` per group (``syw.analysis.prepare``)."""
+    """A :class:`Curve` per group (``syw.curve.prepare``)."""
     bounds = band_bounds([g.scores for g in groups], options, source) if options.confidence else None
     timed = {g.name: (g.scores, g.durations) for g in groups if g.durations is not None and g.strategy is None}
     costs = for_groups(timed, workers=options.workers, maximize=options.maximize) if options.workers and timed else {}

@@ -31,9 +31,9 @@ from syw.analysis.group import Group
 from syw.analysis.inference import compare
 from syw.core.paths import REPO
 from syw.core.units import count, human_duration, score, spans, stretches_text
+from syw.curve.style import CEILING, PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.experiments.space import load_family, study_config, study_floor
 from syw.experiments.tuner import GP
-from syw.figures.plot import CEILING, PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
 from syw.figures.sources import floored_counts, study_rows, study_with_records
 
 STUDY, REDUCED = "ptb_melis", "ptb_melis_reduced"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from syw.curve.sources import SOURCES
 from syw.figures.readme_args import Args, best_row, curve
 from syw.figures.readme_data import FactError, entry, field, figure_of
 from syw.figures.readme_facts import reaching
@@ -90,8 +91,15 @@ def verdicts_table(a: Args) -> str:
     return _markdown(["study", "verdict (docs/verdicts.md)"], rows)
 
 
+def sources_table(a: Args) -> str:
+    """The kinds of source ``syw curve`` reads, from its registry (``syw.curve.sources.SOURCES``), in the order
+    it tries them."""
+    rows = [[f"`{k.name}`", k.what, f"`pip install '.[{k.extra}]'`" if k.extra else "-"] for k in SOURCES]
+    return _markdown(["kind", "what is read", "needs"], rows)
+
+
 TABLES = {"results": (results_table, RESULTS_KEYS), "trials": (trials_table, TRIALS_KEYS),
-          "verdicts": (verdicts_table, set())}
+          "verdicts": (verdicts_table, set()), "sources": (sources_table, set())}
 
 
 def compute_table(kind: str, values: dict[str, str], default_study: Path | None, results: Path) -> str:

@@ -6,10 +6,10 @@ from typing import Any
 
 import pandas as pd
 
-from syw.analysis.checklist import MISSING, Entry, checklist_lines, expected_table
 from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
 from syw.core.units import human_duration
+from syw.curve.checklist import MISSING, Entry, checklist_lines, expected_table
 from syw.experiments.space import Family, load_family, study_config
 from syw.figures.budgets import budget_rows, reach_table
 from syw.figures.sources import PAPER_DIR, from_paper, paper_rows, study_rows
@@ -127,7 +127,7 @@ def _markdown(study: str, cfg: dict, sections: dict, source: str, budgets: list[
 
 
 def _entries(cfg: dict, sections: dict) -> dict[str, Entry]:
-    """The items of Text Box 1 (``syw.analysis.checklist.ITEMS``) as the study's records and configs fill them."""
+    """The items of Text Box 1 (``syw.curve.checklist.ITEMS``) as the study's records and configs fill them."""
     def each(key: str) -> str:
         return "; ".join(f"{s['label']}: {s[key] if key != 'duration' else human_duration(s[key])}"
                          for s in sections.values())

@@ -22,8 +22,8 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from syw.core.errors import DataError  # noqa: E402
 from syw.core.records import iter_records, latest_per_trial  # noqa: E402
+from syw.curve.style import CEILING, PALETTE, RED, save  # noqa: E402
 from syw.experiments.space import Family, load_family, study_config  # noqa: E402
-from syw.figures.plot import CEILING, PALETTE, RED, save  # noqa: E402
 
 MARKERS = "o^sDvP"
 COLOURS = [c for c in PALETTE if c != RED]  # red is the best trial's star

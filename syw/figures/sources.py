@@ -10,10 +10,10 @@ import pandas as pd
 
 from syw.analysis.floors import Floor, apply_floor
 from syw.analysis.group import Group
-from syw.analysis.table import finite_column
 from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO
 from syw.core.records import load_study
+from syw.curve.table import finite_column
 from syw.data.fetch import fetch, file_digest
 from syw.experiments.space import load_family, study_config, study_floor
 from syw.figures.specs import URL, FigureSpec, PaperFile

@@ -11,8 +11,8 @@ import pytest
 
 from syw.analysis.adaptive import mean_best_so_far, optuna_strategy, ray_strategy, reaches_random, trials_saved
 from syw.core.entry import run_main
+from syw.curve.command import main
 from syw.figures import plot
-from syw.figures.curve_command import main
 from tests.support import oracle
 
 

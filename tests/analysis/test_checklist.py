@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from syw.analysis.checklist import ITEMS, Entry, bounds, checklist_lines, expected_table
 from syw.core.errors import DataError
-from syw.figures import api
+from syw.curve import api
+from syw.curve.checklist import ITEMS, Entry, bounds, checklist_lines, expected_table
 from tests.support.latex import compiles, needs_pdflatex
 from tests.support.oracle import eq8, eq8_sd
 

@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from syw.analysis.columns import duration_unit, pick_duration
-from syw.analysis.prepare import prepare
 from syw.cli import main
+from syw.curve.columns import duration_unit, pick_duration
+from syw.curve.prepare import prepare
 
 
 @pytest.mark.parametrize("name", ["train_time_s", "fit_time", "runtime_s", "time", "Train time (s)", "elapsed",

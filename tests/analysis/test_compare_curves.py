@@ -108,7 +108,7 @@ def write_groups(path, groups: dict[str, list[float]]) -> None:
 
 
 def test_syw_compares_two_groups_in_a_table_a_figure_and_a_sentence(tmp_path):
-    from syw.figures.curve_command import main
+    from syw.curve.command import main
 
     rng = np.random.default_rng(3)
     write_groups(tmp_path / "r.csv", {"good": rng.uniform(0.8, 0.9, 200), "bad": rng.uniform(0.1, 0.2, 200)})
@@ -141,7 +141,7 @@ def test_syw_compares_two_groups_in_a_table_a_figure_and_a_sentence(tmp_path):
 
 
 def test_compare_names_groups_that_exist_and_needs_bounds_for_the_mean(tmp_path, capsys):
-    from syw.figures.curve_command import main
+    from syw.curve.command import main
 
     write_groups(tmp_path / "r.csv", {"a": [0.2, 0.4], "b": [0.3, 0.5], "c": [0.1, 0.6]})
     assert run_main(main, ["curve", str(tmp_path / "r.csv"), "--compare", "a", "z", "--out", str(tmp_path / "o")]) == 2
@@ -162,7 +162,7 @@ def test_sst5_the_report_places_the_cnn_lr_crossover(tmp_path):
     """The authors' SST-5 trials: Eq. 8 puts the CNN ahead of LR from n = 13 (the paper's Fig. 1); the crossed
     bands' report states that crossover with its interval at 95%, which holds 13; the default comparison names
     LR ahead at n = 1-3 and cannot locate the crossover (the unbiased curves cross at 12) within 50 trials."""
-    from syw.figures.curve_command import main
+    from syw.curve.command import main
     from syw.figures.specs import FIGURES
     from tests.support.oracle import authors_path
 
@@ -191,7 +191,7 @@ def test_leaders_by_n_of_three_known_curves():
 
 def test_the_report_says_who_leads_when_nobody_overtakes(tmp_path):
     """Issue 63, item 10: no crossover names the group ahead throughout; identical curves are said to be identical."""
-    from syw.figures.curve_command import main
+    from syw.curve.command import main
 
     write_groups(tmp_path / "r.csv", {"a": [0.5, 0.6, 0.7], "b": [0.6, 0.7, 0.8], "c": [0.5, 0.6, 0.7]})
     assert main(["curve", str(tmp_path / "r.csv"), "--out", str(tmp_path / "o")]) == 0
@@ -202,7 +202,7 @@ def test_the_report_says_who_leads_when_nobody_overtakes(tmp_path):
 
 
 def test_a_group_whose_trials_all_failed_is_named_as_such(tmp_path, capsys):
-    from syw.figures.curve_command import main
+    from syw.curve.command import main
 
     (tmp_path / "r.csv").write_text("model,acc,status\na,0.8,ok\na,0.7,ok\nb,,failed\nb,,failed\nb,,failed\n")
     assert run_main(main, ["curve", str(tmp_path / "r.csv"), "--out", str(tmp_path / "o")]) == 0

@@ -14,8 +14,8 @@ import pytest  # noqa: E402
 from syw.analysis import expected_max, time_crossovers  # noqa: E402
 from syw.analysis.cost import cost_curve, round_time_ticks  # noqa: E402
 from syw.core.entry import run_main
-from syw.figures.curve_command import main  # noqa: E402
-from syw.figures.plot import duration_label, time_ticks  # noqa: E402
+from syw.curve.command import main  # noqa: E402
+from syw.curve.style import duration_label, time_ticks  # noqa: E402
 
 
 @pytest.mark.parametrize("workers", [1, 3])

@@ -7,9 +7,9 @@ import re
 import pandas as pd
 import pytest
 
-from syw.analysis.latex import escape
-from syw.figures import api
-from syw.figures.curve_command import main
+from syw.curve import api
+from syw.curve.command import main
+from syw.curve.latex import escape
 from tests.support.latex import compiles, needs_pdflatex
 
 SCORES = {"svc_random": [0.62, 0.70, 0.80, 0.75, 0.65], "logreg": [0.95, 0.96, 0.97, 0.955, 0.965, 0.90]}

@@ -11,7 +11,7 @@ import pytest
 
 from syw.analysis.bands import confidence_bands, parse_statistic, tuning_curve
 from syw.core.entry import run_main
-from syw.figures.curve_command import main
+from syw.curve.command import main
 from tests.support.synthetic_scores import BIMODAL, STEADY
 
 

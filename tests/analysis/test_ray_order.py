@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from syw.analysis.curves import adaptive_curve
-from syw.analysis.prepare import prepare
+from syw.curve.prepare import prepare
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

@@ -54,7 +54,7 @@ def test_eq8_of_a_hydra_multirun_with_a_score_file(multirun, tmp_path):
 
 
 def test_failed_jobs_are_counted_and_the_time_is_read(multirun):
-    from syw.analysis.prepare import prepare
+    from syw.curve.prepare import prepare
 
     prepared = prepare(f"{multirun}#score.json", metric="val_acc", group="overrides.model")
     assert sorted(g.scores.size for g in prepared.groups) == [5, 5]

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from syw.analysis.prepare import prepare
+from syw.curve.prepare import prepare
 from tests.support.readers import check_curve, one_error_line
 
 optuna = pytest.importorskip("optuna")
@@ -47,7 +47,7 @@ def test_eq8_of_a_journal_study_against_optunas_own_trials(journal, tmp_path):
     assert prepared.maximize and prepared.columns["metric"].startswith("`value`")
     mine = {g.name: sorted(g.scores) for g in prepare(str(path), group="params.model").groups}
     assert mine == {g: sorted(v) for g, v in groups.items()}
-    frame = __import__("syw.analysis.read_journal", fromlist=["x"]).read_journal(path).frame
+    frame = __import__("syw.curve.readers.journal", fromlist=["x"]).read_journal(path).frame
     theirs = study.trials_dataframe()
     assert frame["params.layers"].tolist() == theirs["params_layers"].tolist()
     assert frame["status"].tolist() == [s.lower() for s in theirs["state"]]

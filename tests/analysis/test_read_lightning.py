@@ -31,7 +31,7 @@ def test_eq8_of_csvlogger_versions_for_both_picks(logs, tmp_path):
 
 
 def test_versions_are_trials_in_version_order(logs):
-    from syw.analysis.prepare import prepare
+    from syw.curve.prepare import prepare
 
     prepared = prepare(str(logs), metric="val_acc", group="none")
     (group,) = prepared.groups

@@ -49,7 +49,7 @@ def test_eq8_of_an_mlflow_sweep_for_both_picks(store, tmp_path):
 
 
 def test_the_parent_run_and_the_failed_run_are_counted(store, tmp_path):
-    from syw.analysis.prepare import prepare
+    from syw.curve.prepare import prepare
 
     folder, kind = store
     source = str(folder / "mlruns") if kind == "file" else str(folder / "mlflow.db")

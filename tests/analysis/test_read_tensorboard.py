@@ -41,7 +41,7 @@ def test_eq8_of_hparams_runs_for_both_picks(runs, tmp_path):
 
 
 def test_runs_are_trials_in_the_order_they_were_written(runs):
-    from syw.analysis.read_tensorboard import read_tensorboard
+    from syw.curve.readers.tensorboard import read_tensorboard
 
     frame = read_tensorboard(runs).frame
     firsts = frame.groupby("trial_index", sort=True).first()
@@ -56,7 +56,7 @@ def test_tensorboard_bad_input_is_one_line(runs, tmp_path, capsys):
     shutil.copytree(runs, copy)
     event = sorted((copy / "trial_0").glob("events.out.tfevents.*"))[0]
     event.write_bytes(event.read_bytes()[:-7])  # truncated
-    from syw.analysis.read_tensorboard import read_tensorboard
+    from syw.curve.readers.tensorboard import read_tensorboard
 
     read_tensorboard(copy)  # a torn last event is skipped, as TensorBoard itself does
     bare = tmp_path / "bare" / "r"

@@ -43,7 +43,7 @@ def test_eq8_of_offline_runs_for_both_picks(runs, tmp_path):
 
 
 def test_the_crashed_run_is_counted_and_runs_are_in_start_order(runs):
-    from syw.analysis.prepare import prepare
+    from syw.curve.prepare import prepare
 
     prepared = prepare(str(runs), metric="val_acc", group="config.model")
     assert sorted(g.scores.size for g in prepared.groups) == [5, 5]
@@ -55,7 +55,7 @@ def test_the_crashed_run_is_counted_and_runs_are_in_start_order(runs):
 
 def test_a_synced_runs_files_are_read_without_the_log(runs, tmp_path):
     """files/config.yaml and files/wandb-summary.json, as an online run or `wandb sync` leaves them."""
-    from syw.analysis.read_wandb import read_wandb
+    from syw.curve.readers.wandb import read_wandb
 
     for i, (x, acc) in enumerate([(0.1, 0.5), (0.5, 0.7), (0.9, 0.6)]):
         files = tmp_path / "wandb" / f"run-20240101_00000{i}-id{i}" / "files"

@@ -1,4 +1,4 @@
-"""Every sentence template of the ``syw curve`` report (``syw.analysis.report.SENTENCES``) and of the comparison
+"""Every sentence template of the ``syw curve`` report (``syw.curve.report.SENTENCES``) and of the comparison
 sentence (``syw.analysis.compare.PHRASES``) is rendered once by the fixtures below and its text checked (issue 65,
 item 6): a template added without a case here fails the coverage test."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from syw.analysis import compare, report
+from syw.analysis import compare
 from syw.analysis.compare import Difference, sentence
 from syw.analysis.curves import Options
-from syw.figures import api
+from syw.curve import api, report
 
 TWO = pd.DataFrame({"model": ["a"] * 6 + ["b"] * 6, "seconds": [5.0] * 12,
                     "val_acc": [0.5, 0.6, 0.55, 0.65, 0.52, 0.58, 0.7, 0.8, 0.75, 0.85, 0.72, 0.78]})

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from syw.analysis.selected import selected_test
-from syw.figures.curve_command import main
+from syw.curve.command import main
 from tests.support import oracle
 
 

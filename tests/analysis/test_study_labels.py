@@ -2,7 +2,7 @@
 records name the file where it stood before the family files were grouped by case study."""
 import json
 
-from syw.analysis.inputs import read_study
+from syw.curve.readers.records import read_study
 
 
 def _study(tmp_path, family_file: str):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from syw.analysis.prepare import prepare
 from syw.core.entry import run_main
+from syw.curve.prepare import prepare
 
 optuna = pytest.importorskip("optuna")
 

@@ -6,8 +6,8 @@ import sys
 import pandas as pd
 import pytest
 
-from syw.analysis.__main__ import main
 from syw.core.entry import run_main
+from syw.curve.table_command import main
 
 
 def test_cli_tsv_table(tmp_path, capsys):
@@ -49,7 +49,7 @@ def test_cli_errors_exit_2(tmp_path):
 def test_module_entry_point(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("family,value\na,1\na,2\n")
-    done = subprocess.run([sys.executable, "-m", "analysis", str(path)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "syw", "table", str(path)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "1.7500" in done.stdout
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from syw.analysis.group import Group
+from syw.curve import style
 from syw.figures import plot
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
@@ -17,7 +18,7 @@ def test_fig1_names_dataset_shading_and_the_targets_source(tmp_path, monkeypatch
     assert main(["fig1", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "o")]) == 0
     ax = drawn[0].axes[0]
     assert ax.get_title().startswith("SST-5: Figure 1 from our records")
-    assert plot.SD_LABEL in legend_texts(drawn[0]) and "clipped to the observed scores" in plot.SD_LABEL
+    assert style.SD_LABEL in legend_texts(drawn[0]) and "clipped to the observed scores" in style.SD_LABEL
     guide = next(t.get_text() for t in ax.texts if "reaches" in t.get_text())
     assert guide.startswith("CNN reaches 0.395 at n = ") and "the paper's example target, Fig. 1 caption" in guide
 
@@ -32,7 +33,7 @@ def test_fig3_reference_lines_say_whose_number_and_when_it_is_reached(tmp_path, 
     # DAM: Eq. 8 at n = 2 is 0.70/9 + 0.76 * 3/9 + 0.80 * 5/9 = 0.7756 >= 0.754; at n = 1 it is 0.7533
     assert "DAM: 0.754 as first published, reached at n = 2" in texts
     assert "n-gram baseline: 0.65 as first published, not reached in 3 trials" in texts
-    assert plot.SD_LABEL in texts  # every figure shades ±1 SD the same way, and its legend says so
+    assert style.SD_LABEL in texts  # every figure shades ±1 SD the same way, and its legend says so
 
 
 def test_a_long_legend_entry_wraps_inside_the_figure(tmp_path, monkeypatch):
@@ -51,11 +52,11 @@ def test_a_long_legend_entry_wraps_inside_the_figure(tmp_path, monkeypatch):
 
 
 def test_colours_of_anyones_groups_follow_the_family_names():
-    styles = plot.colours(["CNN", "LR", "mine", "theirs"])
-    assert styles["CNN"] == plot.STYLES["cnn"] and styles["LR"] == plot.STYLES["lr"]
+    styles = style.colours(["CNN", "LR", "mine", "theirs"])
+    assert styles["CNN"] == style.STYLES["cnn"] and styles["LR"] == style.STYLES["lr"]
     assert len({c for c, _ in styles.values()}) == 4
-    clash = plot.colours(["lr", "glove"])  # both blue in STYLES: the second gets a free colour
-    assert clash["lr"][0] == plot.BLUE and clash["glove"][0] != plot.BLUE
+    clash = style.colours(["lr", "glove"])  # both blue in STYLES: the second gets a free colour
+    assert clash["lr"][0] == style.BLUE and clash["glove"][0] != style.BLUE
 
 
 @pytest.mark.parametrize("number,dataset", [(1, "SST-5"), (2, "SST-2"), (3, "SciTail"), (4, "SQuAD")])

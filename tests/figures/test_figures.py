@@ -11,6 +11,7 @@ from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
 from syw.core.entry import run_main
 from syw.core.errors import DataError
+from syw.curve.style import STYLES
 from syw.figures import sources
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
@@ -79,7 +80,7 @@ def test_colours_follow_the_family_not_its_place_in_the_list(records, tmp_path, 
         plot.draw(FIGURES[1], order, "Figure 1", tmp_path / "fig1")
     colours = [{line.get_label(): (line.get_color(), line.get_linestyle()) for line in fig.axes[0].lines
                 if not line.get_label().startswith("_")} for fig in drawn]
-    by_label = {g.label: plot.STYLES[g.name] for g in groups}
+    by_label = {g.label: STYLES[g.name] for g in groups}
     assert colours[0] == colours[1] == by_label and colours[2] == {groups[1].label: by_label[groups[1].label]}
 
 

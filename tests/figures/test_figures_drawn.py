@@ -12,9 +12,9 @@ import yaml
 from matplotlib.colors import to_hex
 
 from syw.core.paths import CONF_DIR
+from syw.curve.command import main as syw
 from syw.figures import plot, sources
 from syw.figures.__main__ import main
-from syw.figures.curve_command import main as syw
 from syw.figures.specs import FIGURES
 from tests.support import oracle
 from tests.support.fake_records import write_study

@@ -38,7 +38,7 @@ def test_budgets_list_the_reduced_study(tmp_path):
 
 
 def test_round_time_ticks_fall_inside_the_range_and_thin_out():
-    from syw.figures.plot import ROUND_DURATIONS, round_time_ticks
+    from syw.curve.style import ROUND_DURATIONS, round_time_ticks
     assert round_time_ticks(1200, 7200) == {"20min": 1200.0, "1h": 3600.0, "2h": 7200.0}
     wide = round_time_ticks(60, 40 * 86400)  # all 15 round durations lie inside: every 3rd, 5 of them
     assert list(wide) == ["1min", "10min", "2h", "1d", "8d"]

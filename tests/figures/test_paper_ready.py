@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import syw.figures.plot as plot
+import syw.curve.style as plot
 from syw.core.entry import run_main
-from syw.figures import api
-from syw.figures.curve_command import main
-from syw.figures.curves import plot_on
-from syw.figures.plot import Swatch, plt
+from syw.curve import api
+from syw.curve.command import main
+from syw.curve.figure import plot_on
+from syw.curve.style import Swatch, plt
 
 
 @pytest.fixture

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from syw.analysis.curves import Options, build, curve_of
-from syw.analysis.prepare import prepare
 from syw.core.paths import REPO
-from syw.figures.curve_command import main, stated_floor
+from syw.curve.command import main, stated_floor
+from syw.curve.prepare import prepare
 from syw.figures.sources import from_records
 
 

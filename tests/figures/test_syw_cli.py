@@ -17,7 +17,7 @@ from PIL import Image
 
 from syw.analysis.forecast import forecast
 from syw.core.entry import run_main
-from syw.figures.curve_command import main
+from syw.curve.command import main
 from syw.figures.specs import FIGURES
 from tests.support import oracle
 

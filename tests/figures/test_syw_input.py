@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from syw.core.entry import run_main
-from syw.figures.curve_command import main
+from syw.curve.command import main
 
 Content = str | Callable[[Path], str]
 
@@ -162,7 +162,7 @@ def test_input_case(case: Case, tmp_path: Path, capsys):
 
 
 def test_a_name_no_font_draws_is_labelled_by_its_place():
-    from syw.figures.plot import drawable
+    from syw.curve.style import drawable
 
     shown, families = drawable(["lr", "Été", "名前"])
     assert shown["lr"] == "lr" and shown["Été"] == "Été" and families[0] == "DejaVu Sans"

@@ -1,6 +1,6 @@
 """``syw curve TRIALS``: expected validation performance (Dodge et al. 2019) of anyone's hyperparameter search.
 
-``syw curve TRIALS`` (also ``python -m syw.figures.curve_command TRIALS``) reads the trials, picks the group,
+``syw curve TRIALS`` (also ``python -m syw.curve.command TRIALS``) reads the trials, picks the group,
 score and training-time columns, and writes the expected-max table (CSV), a figure (PNG + PDF) and
 a Markdown report saying how each number is computed. Bad input is one ``error:`` line naming the
 file (and line, column or key) with exit status 2.
@@ -17,11 +17,12 @@ from syw.analysis.compare import difference_table
 from syw.analysis.curves import Options, band_bounds, cost_table
 from syw.analysis.floors import Floor, sway_note
 from syw.analysis.forecast import MODELS, VERDICT
-from syw.analysis.prepare import check_targets
-from syw.analysis.rows import POLICIES
 from syw.core.entry import check_writable, naming, positive_int, run_main
 from syw.core.paths import CONF_DIR
-from syw.figures.api import GROUP, Curves, curves, read
+from syw.curve.api import GROUP, Curves, curves, read
+from syw.curve.prepare import check_targets
+from syw.curve.rows import POLICIES
+from syw.curve.sources import SOURCES, kinds_help
 
 DESCRIPTION = """\
 The expected best validation score after n hyperparameter trials (Eq. 8 of Dodge et al. 2019,
@@ -31,15 +32,9 @@ SD, the unbiased estimate per group and n), curve.png and curve.pdf (every group
 (budgets to reach the targets, crossovers, and how each number is computed). Bad input is one
 'error:' line naming the file and line, column or key, exit status 2."""
 
-EPILOG = """\
-inputs:
-  a .csv, .tsv or .jsonl file, one trial a row (JSONL: nested keys become a.b columns), e.g. this
-    suite's records, allentune's results.jsonl, the authors' camera-ready TSVs;
-  a Ray Tune experiment folder (Tuner.fit's storage_path/name: a folder per trial with result.json
-    and params.json); each trial counts with its best reported score (--pick last: its last);
-    its hyperparameters are config.* columns;
-  an Optuna study: its storage URL (sqlite:///study.db) and --study NAME (needs: pip install
-    '.[optuna]' in a checkout); columns value, params.*, user_attrs.*, duration_seconds.
+EPILOG = f"""\
+inputs (the first kind that recognises TRIALS reads it):
+{kinds_help()}
 
 columns (when not given): the score is a column named value, else the one numeric column named
 like a validation score (val/valid/dev + acc/accuracy/f1/em/score..., best_ first); the groups are
@@ -118,8 +113,8 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("curve", help="expected-max curves, figure and report of a search's trials",
                        description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trials", nargs="+", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna "
-                   "storage (sqlite:///x.db or x.db); several: one figure (a curve per source, or per group)")
+    p.add_argument("trials", nargs="+", help=f"a source of any kind below ({', '.join(k.name for k in SOURCES)}); "
+                   "several: one figure (a curve per source, or per group)")
     add_reading(p)
     draw = p.add_argument_group("what to draw and compute")
     draw.add_argument("--statistic", type=_statistic, default=None, metavar="mean|median|q=Q",
@@ -239,7 +234,7 @@ def _tables(result: Curves, diffs: list, options: Options, folder: Path) -> list
 
 def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, folder: Path, cost: bool) -> list[Path]:
     """The curve figure (or the cost figure) and, for two groups or ``--compare``, the difference figure."""
-    from syw.figures.curves import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
+    from syw.curve.figure import draw_cost, draw_curves, draw_difference  # matplotlib only when drawing
 
     prepared, curves = result.prepared, result.curves
     band_label = (f"dashed: {args.confidence:.0%} simultaneous confidence band (opda, {args.band_method}, "
@@ -281,7 +276,7 @@ def stated_floor(sources: list[str]) -> Floor | None:
 
 
 def read_args(args: argparse.Namespace):
-    """The trials as the options of :func:`add_reading` say to read them (``syw.figures.api.read``)."""
+    """The trials as the options of :func:`add_reading` say to read them (``syw.curve.api.read``)."""
     return read(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
                 maximize=None if args.direction is None else args.direction == "max", pick=args.pick,
                 failed=args.failed, test=args.test,
@@ -289,7 +284,7 @@ def read_args(args: argparse.Namespace):
 
 
 def curve(args: argparse.Namespace) -> int:
-    """``syw curve``: read the trials, check the options, compute (``syw.figures.api``), write the tables,
+    """``syw curve``: read the trials, check the options, compute (``syw.curve.api``), write the tables,
     figures and report."""
     prepared = read_args(args)
     _check(args, prepared)
@@ -307,7 +302,7 @@ def curve(args: argparse.Namespace) -> int:
     if args.latex:
         written.append(folder / "tables.tex")
         written[-1].write_text(result.latex(differences=diffs))
-    from syw.figures.plot import drawable  # matplotlib only when drawing
+    from syw.curve.style import drawable  # matplotlib only when drawing
 
     notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
               "(a font such as Noto Sans CJK would)" for name, label in drawable(result.names)[0].items()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from syw.analysis.trials import Trials, step_rows
 from syw.core.errors import DataError
+from syw.curve.trials import Trials, step_rows
 
 SESSION_START, SESSION_END = "_hparams_/session_start_info", "_hparams_/session_end_info"
 ENDED = {1: "ok", 2: "failed", 3: "failed", 4: "running"}  # the plugin's Status: SUCCESS, FAILURE, ABORTED, RUNNING

@@ -8,7 +8,7 @@ N observed, its spread (Eq. 8's SD) and the unbiased estimate, n = 1..N. The res
 two groups as :class:`syw.analysis.compare.Difference` objects (:meth:`Curves.compare`), the figure
 on a matplotlib axes of one's own (:meth:`Curves.draw`), the report (:meth:`Curves.report`) and the
 reporting checklist of the paper's section 5 (:meth:`Curves.checklist`).
-``syw curve`` is this module with files around it (``syw.figures.curve_command``).
+``syw curve`` is this module with files around it (``syw.curve.command``).
 """
 from __future__ import annotations
 
@@ -20,16 +20,16 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis.bands import Statistic, curve_name
-from syw.analysis.checklist import Checklist
-from syw.analysis.checklist import build as checklist_of
 from syw.analysis.compare import Difference
 from syw.analysis.curves import Curve, Options, band_bounds, budgets, build, comparisons, leader_changes, table
 from syw.analysis.floors import Floor
-from syw.analysis.inputs import Trials
-from syw.analysis.latex import comparison_table, expected_max_table
-from syw.analysis.prepare import Prepared, prepare
-from syw.analysis.report import build as report_text
 from syw.core.errors import DataError
+from syw.curve.checklist import Checklist
+from syw.curve.checklist import build as checklist_of
+from syw.curve.latex import comparison_table, expected_max_table
+from syw.curve.prepare import Prepared, prepare
+from syw.curve.report import build as report_text
+from syw.curve.sources import Trials
 
 GROUP = "group"  # the table's column naming the groups, whatever the source calls them
 SCORE = "score"  # the score column of an array or mapping given as trials
@@ -57,7 +57,7 @@ def _frame(data, name: str) -> tuple[Trials, dict]:
 def read(data: Data, *, name: str = "trials", group: str | None = None, metric: str | None = None,
          duration: str | None = None, maximize: bool | None = None, study: str | Sequence[str] | None = None,
          pick: str = "best", failed: str = "drop", test: str | None = None, floor: Floor | None = None) -> Prepared:
-    """The groups' scores of ``data`` (``syw.analysis.prepare.prepare``), the columns picked as ``syw curve``
+    """The groups' scores of ``data`` (``syw.curve.prepare.prepare``), the columns picked as ``syw curve``
     picks them unless given. ``maximize``: None takes the source's own direction, else higher is better;
     ``name`` names an array, mapping or DataFrame in the report and in errors; ``floor``: scores beyond it
     count at it (``syw.analysis.floors``)."""
@@ -75,7 +75,7 @@ def read(data: Data, *, name: str = "trials", group: str | None = None, metric: 
 @dataclass(frozen=True)
 class Curves:
     """Every group's curve (:class:`syw.analysis.curves.Curve`: Eq. 8, its SD, the unbiased estimate, n = 1..N)
-    and how the trials were read (:class:`syw.analysis.prepare.Prepared`)."""
+    and how the trials were read (:class:`syw.curve.prepare.Prepared`)."""
 
     curves: list[Curve]
     prepared: Prepared
@@ -132,8 +132,8 @@ class Curves:
         """Draw every group's curve on ``ax`` (a new figure's when None), shaded ±1 SD (Eq. 8's spread,
         clipped to the observed scores); ``x``: ``trials`` or ``time`` (n times the group's mean duration);
         ``ylim`` fixes the y axis; ``labels`` renames groups (group -> label). Returns the axes."""
-        from syw.figures.curves import plot_on, shown_names  # matplotlib only when drawing
-        from syw.figures.plot import plt
+        from syw.curve.figure import plot_on, shown_names  # matplotlib only when drawing
+        from syw.curve.style import plt
 
         if ax is None:
             ax = plt.subplots(figsize=(5.5, 4.6), layout="constrained")[1]
@@ -158,7 +158,7 @@ class Curves:
         return expected_max_table(self.curves, shown) + ("\n" + comparison_table(differences) if differences else "")
 
     def checklist(self, params: Sequence[str] | None = None) -> Checklist:
-        """The reporting checklist of the paper's section 5 filled from the trials (``syw.analysis.checklist``):
+        """The reporting checklist of the paper's section 5 filled from the trials (``syw.curve.checklist``):
         trials per group, hyperparameter bounds as seen, best assignments, Eq. 8 at n = 1, 5, 10 and N, the
         search strategy and time per trial, and what is still to state; ``.markdown()`` and ``.latex()`` write it.
         ``params``: the hyperparameter columns (default: found by name)."""

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from syw.analysis.trials import Trials, read_yaml
 from syw.core.errors import DataError
+from syw.curve.trials import Trials, read_yaml
 
 
 def jobs(path: Path) -> list[Path]:

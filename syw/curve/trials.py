@@ -1,4 +1,4 @@
-"""The trials of one source as :func:`syw.analysis.inputs.load_trials` returns them, and the table
+"""The trials of one source as :func:`syw.curve.sources.load_trials` returns them, and the table
 the readers of per-step logs (MLflow, W&B, Lightning, TensorBoard) share: one row a logged step."""
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class Trials:
 
 
 def step_rows(runs: list[dict], source: str, name: str, **kwargs) -> Trials:
-    """One row per logged step of each run, for :func:`syw.analysis.inputs.per_trial` to reduce to one a trial
+    """One row per logged step of each run, for :func:`syw.curve.sources.per_trial` to reduce to one a trial
     (its best or last score). ``runs``, in the order the runs started, hold ``trial`` (the run's name),
     ``label`` (where it is, as messages name it), ``status``, ``fields`` (its hyperparameters and other
     values, one column each) and ``steps`` (a list of ``{metric: value}`` mappings, one per step);

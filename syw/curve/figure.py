@@ -14,7 +14,7 @@ from syw.analysis.compare import Difference, stretches
 from syw.analysis.cost import drawn_from
 from syw.analysis.curves import Curve
 from syw.core.units import human_duration
-from syw.figures.plot import (
+from syw.curve.style import (
     PALETTE,
     SD_LABEL,
     Swatch,
@@ -62,7 +62,7 @@ def draw_curves(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str,
 
 def shown_names(names: list[str], labels: dict[str, str] | None, more: list[str] = ()) -> tuple[dict[str, str], list]:
     """What the figure writes for each group (its ``labels`` entry, else its name) and for each of ``more``,
-    as an installed font can draw it (``syw.figures.plot.drawable``); the font families to use."""
+    as an installed font can draw it (``syw.curve.style.drawable``); the font families to use."""
     wanted = {n: (labels or {}).get(n, n) for n in names}
     drawn, families = drawable(list(wanted.values()) + list(more))
     return {n: drawn[w] for n, w in wanted.items()} | {m: drawn[m] for m in more}, families

@@ -1,5 +1,5 @@
 """An Optuna journal file (``JournalFileBackend``'s log, one JSON operation a line) read without Optuna, into
-the columns of :func:`syw.analysis.inputs.read_optuna`: ``value`` (``value_0``, ... for several objectives),
+the columns of :func:`syw.curve.sources.read_optuna`: ``value`` (``value_0``, ... for several objectives),
 ``number``, ``status``, ``params.*`` (decoded from their distributions), ``user_attrs.*`` and
 ``duration_seconds``; the study's direction(s) and the adaptive sampler its attributes reveal.
 """
@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis.adaptive import optuna_strategy
-from syw.analysis.rows import finished
-from syw.analysis.trials import Trials
 from syw.core.errors import DataError
+from syw.curve.rows import finished
+from syw.curve.trials import Trials
 
 CREATE_STUDY, DELETE_STUDY, STUDY_USER_ATTR, STUDY_SYSTEM_ATTR = 0, 1, 2, 3
 CREATE_TRIAL, TRIAL_PARAM, TRIAL_STATE, TRIAL_INTERMEDIATE, TRIAL_USER_ATTR, TRIAL_SYSTEM_ATTR = 4, 5, 6, 7, 8, 9

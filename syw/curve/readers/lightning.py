@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from syw.analysis.table import read_table
-from syw.analysis.trials import Trials, read_yaml, step_rows
 from syw.core.errors import DataError
+from syw.curve.table import read_table
+from syw.curve.trials import Trials, read_yaml, step_rows
 
 
 def versions(path: Path) -> list[Path]:

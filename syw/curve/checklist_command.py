@@ -1,19 +1,21 @@
 """``syw report``: the reporting checklist of Dodge et al. (2019), section 5, for anyone's trials or the suite's studies.
 
 ``syw report TRIALS`` reads the trials as ``syw curve`` does (the same sources and reading options) and writes
-the checklist filled from them (``syw.analysis.checklist``) as checklist.md, and with --latex checklist.tex,
+the checklist filled from them (``syw.curve.checklist``) as checklist.md, and with --latex checklist.tex,
 in the folder ``syw curve`` would use. Without TRIALS it is the suite's own report of a study from its
-records and configs (``syw.figures.report``, the full suite). Bad input is one ``error:`` line, exit status 2.
+records and configs (``syw.figures.report``, the full suite, which ``syw.cli`` hands in as ``suite``). Bad input
+is one ``error:`` line, exit status 2.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from syw.core.entry import naming, run_main
-from syw.figures.api import curves
-from syw.figures.curve_command import add_reading, folder_for, read_args
+from syw.curve.api import curves
+from syw.curve.command import add_reading, folder_for, read_args
 
 DESCRIPTION = """\
 The reporting checklist of Dodge et al. (2019), section 5, filled from the trials in TRIALS: the number of
@@ -54,15 +56,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _suite(args: argparse.Namespace) -> int:
-    """The suite's report of a study (``syw.figures.__main__``), with the options given."""
-    from syw.figures.__main__ import main as figures  # the full suite: the light install says which extra it needs
-
+def _suite(args: argparse.Namespace, suite: Callable[[list[str]], int] | None) -> int:
+    """The suite's report of a study (``syw.figures.__main__ report``, handed in by ``syw.cli``), with the options given."""
+    if suite is None:
+        raise ValueError("syw report: without TRIALS this is the suite's report of a study: run it as `syw report "
+                         "--study NAME` with the full suite (pip install '.[suite]')")
     given = [("--study", args.study[0] if args.study else None), *((f"--{k}", getattr(args, k)) for k in SUITE),
              ("--out", args.out)]
     if args.study and len(args.study) > 1:
         raise ValueError("syw report: the suite's report is of one study: give --study once")
-    return figures(["report", *(str(part) for key, value in given if value is not None for part in (key, value))])
+    return suite([str(part) for key, value in given if value is not None for part in (key, value)])
 
 
 def report(args: argparse.Namespace) -> int:
@@ -84,14 +87,15 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``syw report [TRIALS] ...``: the checklist of TRIALS, or without them the suite's report of a study."""
+def main(argv: list[str] | None = None, suite: Callable[[list[str]], int] | None = None) -> int:
+    """``syw report [TRIALS] ...``: the checklist of TRIALS, or without them the suite's report of a study
+    (``suite``: the suite's report command, given the options)."""
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     if not args.trials:
         if args.param or args.latex:
             raise ValueError("syw report: --param and --latex are for TRIALS (the suite's report always writes "
                              "Markdown and LaTeX)")
-        return _suite(args)
+        return _suite(args, suite)
     with naming(args.trials[0]):
         return report(args)
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from syw.analysis.floors import Floor, apply_floor
 from syw.core.errors import DataError
+from syw.curve.trials import Trials
 
 OK = frozenset({"ok", "complete", "completed", "success", "succeeded", "successful", "finished", "done",
                 "terminated"})
@@ -138,3 +139,38 @@ def _as_worst(frame: pd.DataFrame, failed: pd.Series, metric: str, group: str, m
                             "(--failed worst); leave it out with --failed drop")
         frame.loc[bad, metric] = ok.min() if maximize else ok.max()
     return frame
+
+
+def per_trial(trials: Trials, metric: str, *, pick: str = "best", maximize: bool = True) -> Trials:
+    """One row per trial of a source that logs every step (Ray Tune, MLflow, W&B, Lightning, TensorBoard):
+    its report with the best (or the last) ``metric``, with the trial's whole training time
+    (``time_total_s`` of its last report)."""
+    frame = trials.frame
+    if metric not in frame.columns:
+        raise DataError(f"{trials.source}: no trial reported {metric!r}")
+    values = pd.to_numeric(frame[metric], errors="coerce")
+    text = frame[metric][values.isna() & frame[metric].notna()]
+    text = text[~text.map(lambda v: isinstance(v, (int, float)))]
+    if not text.empty:  # a score that is text says the column is wrong (syw.curve.rows)
+        raise DataError(f"{trials.source}: {text.index[0]}: {metric!r} holds {text.iloc[0]!r}, not a number")
+    state = finished(frame)
+    out, labels = [], []
+    for trial, part in frame.groupby("trial", sort=True):
+        if state[part.index].ne("ok").all():  # a trial that raised or reported nothing: one failed row
+            out.append(part.iloc[-1])
+            labels.append(part.index[-1])
+            continue
+        scores = values[part.index]
+        ok = scores[np.isfinite(scores.to_numpy(float))]
+        if ok.empty:
+            where = str(part.index[0]).rsplit(", ", 1)[0]
+            raise DataError(f"{trials.source}/{where}: no result holds a number under {metric!r}" if where.endswith(
+                "result.json") else f"{trials.source}: {where}: no logged step holds a number under {metric!r}")
+        chosen = ok.index[-1] if pick == "last" else (ok.idxmax() if maximize else ok.idxmin())
+        row = part.loc[chosen].copy()
+        if "time_total_s" in part:
+            row["time_total_s"] = pd.to_numeric(part["time_total_s"], errors="coerce").max()
+        out.append(row)
+        labels.append(chosen)
+    return Trials(pd.DataFrame(out, index=labels), trials.source, trials.name, trials.directions,
+                  trials.preferred, trials.notes, strategy=trials.strategy)

@@ -10,9 +10,9 @@ import pandas as pd
 
 from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
-from syw.analysis.rows import finished
 from syw.core.errors import DataError
 from syw.core.records import iter_records
+from syw.curve.rows import finished
 
 DELIMITERS = ",\t;|"
 
@@ -73,7 +73,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
 
 def read_records(path: str | Path) -> pd.DataFrame:
     """:func:`read_table`'s rows of finished trials: a ``status`` (or ``state``) column, read
-    case-insensitively, must name a finished trial (``ok``, ``COMPLETE``, ...: ``syw.analysis.rows.OK``).
+    case-insensitively, must name a finished trial (``ok``, ``COMPLETE``, ...: ``syw.curve.rows.OK``).
     ``frame.attrs`` holds the ``source`` path and how many rows were ``dropped``.
     """
     frame = read_table(path)

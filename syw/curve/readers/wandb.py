@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from syw.analysis.trials import Trials, read_yaml, step_rows
 from syw.core.errors import DataError
+from syw.curve.trials import Trials, read_yaml, step_rows
 
 BLOCK = 32768  # the log's block size: a record's header never straddles one
 HEADER = b":W&B"

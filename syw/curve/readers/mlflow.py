@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from syw.analysis.trials import Trials, read_yaml, step_rows
 from syw.core.errors import DataError
+from syw.curve.trials import Trials, read_yaml, step_rows
 
 STATUS = {1: "running", 2: "scheduled", 3: "finished", 4: "failed", 5: "killed"}  # the file store's numbers
 PARENT = "mlflow.parentRunId"

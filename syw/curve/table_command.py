@@ -1,6 +1,6 @@
 """``syw table RECORDS [--group COL] [--metric COL] [--duration COL]``: print and write the curve table.
 
-The group and score columns are picked as ``syw curve`` picks them (``syw.analysis.columns``) when not
+The group and score columns are picked as ``syw curve`` picks them (``syw.curve.columns``) when not
 given: ``family`` and ``value`` where the file has them, else the obvious one (the authors' TSVs: ``model``
 and ``best_validation_accuracy``), said on stderr; a file with no group column is one group.
 
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from syw.analysis.columns import pick_group, pick_metric
-from syw.analysis.table import curve_table, read_records
 from syw.core.entry import naming, positive_int, run_main, write_output
+from syw.curve.columns import pick_group, pick_metric
+from syw.curve.table import curve_table, read_records
 
 
 def main(argv: list[str] | None = None) -> int:

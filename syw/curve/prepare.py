@@ -1,5 +1,5 @@
 """From the trials given to ``syw curve`` to the scores of each group: the columns picked, the
-direction of the score, the rows that count (``syw.analysis.rows``), the search strategy of each trial
+direction of the score, the rows that count (``syw.curve.rows``), the search strategy of each trial
 (``syw.analysis.adaptive``), and the groups, over one source or several (files, folders, studies).
 
 Groups: the group column's values (the same column in every source), else one group per source;
@@ -17,15 +17,15 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis.adaptive import is_random, strategy_column
-from syw.analysis.columns import duration_unit, looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
 from syw.analysis.floors import Floor
 from syw.analysis.group import Group
-from syw.analysis.inputs import DATABASE_SUFFIXES, Trials, load_trials, per_trial
-from syw.analysis.read_journal import is_journal
-from syw.analysis.read_mlflow import is_mlflow_folder
-from syw.analysis.rows import settle
-from syw.analysis.table import finite_column
 from syw.core.errors import DataError
+from syw.curve.columns import duration_unit, looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
+from syw.curve.readers.journal import is_journal
+from syw.curve.readers.mlflow import is_mlflow_folder
+from syw.curve.rows import per_trial, settle
+from syw.curve.sources import DATABASE_SUFFIXES, Trials, load_trials
+from syw.curve.table import finite_column
 
 ORDER_COLUMNS = ("number", "trial_number", "trial", "trial_index", "iteration")  # trial order, when numeric
 RUN_COLUMNS = ("run", "run_id", "tuner_seed")
@@ -123,7 +123,7 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
 def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | None = None, metric: str | None = None,
             group: str | None = None, duration: str | None = None, given_direction: str | None = None,
             pick: str = "best", failed: str = "drop", test: str | None = None, floor: Floor | None = None) -> Prepared:
-    """Read every source (``syw.analysis.inputs.load_trials``; each study of a storage; a :class:`Trials`
+    """Read every source (``syw.curve.sources.load_trials``; each study of a storage; a :class:`Trials`
     as it is, e.g. a DataFrame of the Python API) and form the groups (``floor``: scores beyond it count at
     it, :mod:`syw.analysis.floors`)."""
     sources = [sources] if isinstance(sources, (str, Trials)) else list(sources)

@@ -20,10 +20,10 @@ import pandas as pd
 from syw.analysis.adaptive import strategy_column
 from syw.analysis.curves import Curve
 from syw.analysis.group import Group
-from syw.analysis.latex import escape, expected_max_table
-from syw.analysis.prepare import ORDER_COLUMNS, RUN_COLUMNS, Prepared
 from syw.core.errors import DataError
 from syw.core.units import human_duration
+from syw.curve.latex import escape, expected_max_table
+from syw.curve.prepare import ORDER_COLUMNS, RUN_COLUMNS, Prepared
 
 MISSING = "**missing**"
 RESULTS, SEARCH = "For all reported experimental results:", "For experiments with hyperparameter search:"
