@@ -70,7 +70,7 @@ verdicts: env
 	$(PY) -m syw verdicts
 
 # The numbers and tables of README.md and every results/<study>/README.md, rewritten from the records
-# where markers stand (figures/study_readme.py); `syw readme --check` compares only.
+# where markers stand (syw/pages/study_readme.py); `syw readme --check` compares only.
 .PHONY: readmes
 readmes: env
 	$(PY) -m syw readme

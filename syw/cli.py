@@ -44,10 +44,10 @@ COMMANDS: dict[str, Command] = {
     "budgets": Command("figures.__main__", "the budget tables of Figures 1-5", _prefix("budgets")),
     "report": Command("curve.checklist_command", "the reporting checklist of anyone's trials (light), or of a "
                       "study of the suite (Markdown and LaTeX)", suite=_suite_report),
-    "readme": Command("figures.__main__", "rewrite (or --check) the numbers of the READMEs from the records", _prefix("readme")),
+    "readme": Command("pages.study_readme", "rewrite (or --check) the numbers of the READMEs from the records"),
     "sensitivity": Command("figures.__main__", "a study's score against each searched hyperparameter", _prefix("sensitivity")),
     "seeds": Command("figures.__main__", "seed reruns' spread beside the gaps between families", _prefix("seeds")),
-    "verdicts": Command("figures.verdicts", "docs/verdicts.md: what the records say about each claim of the paper"),
+    "verdicts": Command("pages.verdicts", "docs/verdicts.md: what the records say about each claim of the paper"),
     "learning-curve": Command("figures.learning_curve", "a study's learning curves (score against epoch)"),
     "compare": Command("experiments.compare", "two runs of one study, trial by trial"),
     "provenance": Command("experiments.provenance", "a study's PROVENANCE.md: commands, commits, machines, inputs"),

@@ -1,6 +1,6 @@
 """The suite's layers (docs/architecture.md): each imports only from those below it, with no cycle.
 
-    syw.core -> syw.data, syw.analysis -> syw.curve, syw.models -> syw.experiments -> syw.figures -> syw.cli
+    syw.core -> syw.data, syw.analysis -> syw.curve, syw.models -> syw.experiments -> syw.figures -> syw.pages -> syw.cli
 
 ``syw.curve`` (the light tool, ``syw curve``) stands on core and analysis only; the suite's figures use it.
 
@@ -16,8 +16,8 @@ import pytest
 
 from syw.core.paths import REPO
 
-LAYERS = {"core": 0, "data": 1, "analysis": 1, "curve": 2, "models": 2, "experiments": 3, "figures": 4, "command": 5}
-PACKAGES = ("data", "analysis", "curve", "models", "experiments", "figures")
+LAYERS = {"core": 0, "data": 1, "analysis": 1, "curve": 2, "models": 2, "experiments": 3, "figures": 4, "pages": 5, "command": 6}
+PACKAGES = ("data", "analysis", "curve", "models", "experiments", "figures", "pages")
 COMMAND = {"syw.cli", "syw.__main__"}  # the top layer: syw/cli.py and python -m syw
 
 

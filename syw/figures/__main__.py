@@ -1,5 +1,4 @@
 """``syw fig 1|2|3|4|5``, ``syw budgets|report [--source ours|paper] [--variant as_run]``;
-``syw readme [--study S] [--check]`` (the READMEs' numbers, :mod:`syw.figures.study_readme`);
 ``syw sensitivity|seeds --study S [--family F]`` (the score against each searched
 hyperparameter, :mod:`syw.figures.sensitivity`; seed reruns' spread beside family gaps, :mod:`syw.figures.seeds`).
 ``fig5`` is case study 5 (Melis et al. 2018, :mod:`syw.figures.fig5`): our records only, no variant.
@@ -22,7 +21,7 @@ from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO
 from syw.core.records import check_complete
 from syw.experiments.space import study_config
-from syw.figures import budgets, fig5, report, seeds, sensitivity, study_readme
+from syw.figures import budgets, fig5, report, seeds, sensitivity
 from syw.figures.as_run import compare_fig1
 from syw.figures.plot import draw
 from syw.figures.sources import (
@@ -88,8 +87,6 @@ WORDS = {
                "scores the paper reports, from our records or, with --source paper, the authors' trials.",
     "report": "Write a study's reporting checklist (section 5 of the paper: the search, its budget and the expected "
               "validation performance) in Markdown and LaTeX from its records.",
-    "readme": "Rewrite the numbers marked in the READMEs (README.md, docs/ and results/<study>/README.md) from the "
-              "records; with --check, write nothing and exit 1 when one of them differs.",
     "sensitivity": "Draw a study's validation score against each hyperparameter it searched, a figure per family.",
     "seeds": "Write the spread of a study's seed reruns (syw reseed) beside the gaps between its families.",
 }
@@ -111,21 +108,17 @@ def parser(what: str) -> argparse.ArgumentParser:
     p.set_defaults(study=None, family=None, check=False, source="ours", variant=None, out=OUT, run_missing=False)
     if what == "fig":
         p.add_argument("figure", type=_figure_number, metavar="N", help="the figure: 1, 2, 3, 4 or 5")
-    if what in ("report", "readme", "sensitivity", "seeds"):
+    if what in ("report", "sensitivity", "seeds"):
         p.add_argument("--study", required=what in ("sensitivity", "seeds"),
-                       help={"report": "the study (default: Figure 1's, or its variant's)",
-                             "readme": "only results/<study>/README.md"}.get(what, "the study"))
+                       help={"report": "the study (default: Figure 1's, or its variant's)"}.get(what, "the study"))
     if what == "sensitivity":
         p.add_argument("--family", help="only this family of the study")
-    if what == "readme":
-        p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a README's numbers differ")
     if what in ("fig", "budgets", "report"):
         p.add_argument("--source", choices=["ours", "paper"], default="ours",
                        help="our trial records (default) or the authors' published trials")
         p.add_argument("--variant", help="a search-space variant, e.g. as_run (the study <study>_<variant>)")
     p.add_argument("--results", type=Path, default=REPO / "results", help="the folder of our trial records")
-    if what != "readme":
-        p.add_argument("--out", type=Path, default=OUT, help="the folder written to (default: figures/)")
+    p.add_argument("--out", type=Path, default=OUT, help="the folder written to (default: figures/)")
     if what == "fig":
         p.add_argument("--run-missing", action="store_true", help="run the study first when it has no records")
     return p
@@ -152,8 +145,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """Draw or write what ``args.what`` names; bad input raises (:func:`syw.core.entry.run_main`)."""
-    if args.what == "readme":
-        return study_readme.run(args.results, args.study, args.check)
     if args.what == "sensitivity":
         written = sensitivity.write(args.study, args.results, args.out, args.family)
     elif args.what == "seeds":

@@ -86,7 +86,7 @@ def test_in_the_light_install_a_full_suite_command_ends_with_one_line(name, tmp_
 
 
 def test_verdicts_outside_a_checkout_writes_nowhere_it_was_not_told(tmp_path, monkeypatch, capsys):
-    from syw.figures import verdicts
+    from syw.pages import verdicts
 
     monkeypatch.setattr(syw.core.paths, "CHECKOUT", None)  # an installed copy
     monkeypatch.chdir(tmp_path)

@@ -10,7 +10,7 @@ from syw.core.entry import run_main
 from syw.core.paths import REPO
 from syw.experiments import provenance
 from syw.figures import __main__ as figures
-from syw.figures import verdicts
+from syw.pages import study_readme, verdicts
 
 
 @pytest.fixture
@@ -36,7 +36,8 @@ def refused(capsys, main, argv: list[str]) -> str:
 def test_the_figure_commands_stop_on_a_damaged_line(results, tmp_path, capsys, argv):
     out = tmp_path / "out"
     writes = [] if argv[0] == "readme" else ["--out", str(out)]  # syw readme --check writes nothing anywhere
-    err = refused(capsys, figures.main, [*argv, "--results", str(results), *writes])
+    command, argv = (study_readme.main, argv[1:]) if argv[0] == "readme" else (figures.main, argv)
+    err = refused(capsys, command, [*argv, "--results", str(results), *writes])
     assert err == (f"error: {results}/sst5/cnn.jsonl:11: a line that is not JSON (Expecting property name enclosed in double "
                    "quotes at column 2): restore the file (git checkout) or delete the line\n")
     assert not out.exists()

@@ -10,7 +10,7 @@ import pytest
 from syw.core.paths import REPO
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
-from syw.figures.verdicts import main as verdicts
+from syw.pages.verdicts import main as verdicts
 from tests.support import oracle
 
 TEXT = (".md", ".csv", ".tex")

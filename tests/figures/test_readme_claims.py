@@ -9,9 +9,9 @@ import pytest
 
 from syw.analysis.inference import budget_interval
 from syw.core.paths import REPO
-from syw.figures import verdicts
-from syw.figures.readme_data import NeedsData
-from syw.figures.readme_facts import compute
+from syw.pages import verdicts
+from syw.pages.readme_data import NeedsData
+from syw.pages.readme_facts import compute
 
 RESULTS = REPO / "results"
 SCITAIL = Path(os.environ.get("SYW_DATA_DIR", "/nonexistent")) / "scitail" / "SciTailV1.1" / "tsv_format"

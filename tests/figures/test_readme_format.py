@@ -1,5 +1,5 @@
 """figures/readme_format.render: each kind's default format, a diverged perplexity included."""
-from syw.figures.readme_format import Value, render
+from syw.pages.readme_format import Value, render
 
 
 def test_scores_to_three_decimals_below_a_million_then_with_an_exponent():

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from syw.figures.study_readme import ReadmeError, regenerate
+from syw.pages.study_readme import ReadmeError, regenerate
 from tests.figures.test_fig5 import EQ8_AT_4, GP_MEAN, GP_RUNS, write_melis
 from tests.figures.test_study_readme import assert_bad_marker, values
 

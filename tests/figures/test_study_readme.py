@@ -17,8 +17,7 @@ import pytest
 from syw.core.entry import run_main
 from syw.core.paths import REPO
 from syw.experiments.provenance import summary
-from syw.figures.__main__ import main
-from syw.figures.study_readme import ReadmeError, readmes, regenerate, run
+from syw.pages.study_readme import ReadmeError, main, readmes, regenerate, run
 
 RESULTS = REPO / "results"
 
@@ -56,11 +55,11 @@ def test_a_tampered_number_is_found_by_check_and_rewritten(tmp_path, capsys):
                             "<!-- syw: overtakes family=dam over=ngram -->8<!-- /syw -->", 1)
     assert tampered != good
     readme.write_text(tampered)
-    assert main(["readme", "--study", "scitail_reduced", "--results", str(tmp_path), "--check"]) == 1
+    assert main(["--study", "scitail_reduced", "--results", str(tmp_path), "--check"]) == 1
     out = capsys.readouterr().out
     assert "overtakes family=dam over=ngram: differs from the records: '8' -> '9'" in out
     assert readme.read_text() == tampered  # --check writes nothing
-    assert main(["readme", "--study", "scitail_reduced", "--results", str(tmp_path)]) == 0
+    assert main(["--study", "scitail_reduced", "--results", str(tmp_path)]) == 0
     assert readme.read_text() == good
 
 
@@ -268,7 +267,7 @@ def test_bad_markers_exit_2_with_one_line(study, capsys):
                          "README.md:1: marker 'best family=a' has no <!-- /syw -->"),
                         ("<!-- syw: best family=a -->0.4\n0.4<!-- /syw -->\n", "an inline marker closes on its own line")]:
         (study / "README.md").write_text(text)
-        assert run_main(main, ["readme", "--study", "synth", "--results", str(study.parent)]) == 2
+        assert run_main(main, ["--study", "synth", "--results", str(study.parent)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("error: ") and where in err and "Traceback" not in err
 
@@ -292,8 +291,8 @@ def test_the_authors_trials_carry_their_columns_as_params(tmp_path, monkeypatch)
     """``params.<column>`` of the authors' trials is their TSV's column (``where=`` filters on it)."""
     import pandas as pd
 
-    from syw.figures import readme_data
     from syw.figures.specs import FIGURES
+    from syw.pages import readme_data
     from tests.support.fake_records import use_paper_file, write_study
 
     path = use_paper_file(monkeypatch, tmp_path / "paper", 3)

@@ -1,4 +1,4 @@
-"""Issue 62 item 7: each study has one verdict by one rule (``syw.figures.verdicts.STUDY_RULE``), and every
+"""Issue 62 item 7: each study has one verdict by one rule (``syw.pages.verdicts.STUDY_RULE``), and every
 results page says it in the words of ``docs/verdicts.md``, through the ``verdict`` fact or the ``verdicts`` table.
 
 Read from the committed pages (``syw readme --check`` keeps them equal to the records), so a page that types a
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from syw.core.paths import REPO
-from syw.figures import verdicts
-from syw.figures.readme_facts import compute
-from syw.figures.study_readme import markers, parse, readmes
+from syw.pages import verdicts
+from syw.pages.readme_facts import compute
+from syw.pages.study_readme import markers, parse, readmes
 
 RESULTS = REPO / "results"
 WORDS = re.compile(r"\b(supports|contradicts|undecided|cannot be tested)\b")  # undecided: sst5_as_run_200's rule

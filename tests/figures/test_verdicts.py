@@ -1,4 +1,4 @@
-"""``make verdicts`` (syw.figures.verdicts): each claim's numbers traced to the records by an independent reading
+"""``make verdicts`` (syw.pages.verdicts): each claim's numbers traced to the records by an independent reading
 (tests/support/oracle.py), the verdict by the stated rule, and the reasons a study cannot test a claim."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 
 from syw.core.entry import run_main
-from syw.figures import verdicts, verdicts_melis
 from syw.figures.specs import FIGURES
+from syw.pages import verdicts, verdicts_melis
 from tests.figures import test_fig5
 from tests.support import oracle
 from tests.support.fake_records import write_study

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from syw.analysis.inference import compare
-from syw.figures.verdicts_fig1_200 import BUDGETS, decide, section
+from syw.pages.verdicts_fig1_200 import BUDGETS, decide, section
 from tests.support.fake_records import write_study
 
 STUDY = "sst5_as_run_200"

@@ -6,7 +6,7 @@ the file's family table gives; ``of=commits``: the suite commits it lists, short
 K-th only); ``of=wall``: the wall time of the commands run.log records (``segment=K``: the K-th; without, all
 but a last one still running); ``of=start``, ``of=end`` with ``segment=K``: when it started or ended (UTC,
 ``fmt`` a strftime pattern); ``of=parallel``: the most trials running at once. Registered in
-:data:`syw.figures.readme_facts.FACTS`.
+:data:`syw.pages.readme_facts.FACTS`.
 """
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-from syw.figures.readme_args import Args
-from syw.figures.readme_data import FactError
-from syw.figures.readme_format import Value
+from syw.pages.readme_args import Args
+from syw.pages.readme_data import FactError
+from syw.pages.readme_format import Value
 
 _ROW = re.compile(r"^\| (?P<family>[^|]+?) \| \d+ \| \d+ \| \d+ \| (?P<start>[^|]+?) \| (?P<end>[^|]+?) \| [^|]+ \|$", re.M)
 _COMMIT = re.compile(r"^- `(?P<commit>[0-9a-f]{7,40})(?:-dirty)?` \(", re.M)

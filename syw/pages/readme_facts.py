@@ -1,5 +1,5 @@
 """The facts a README marker names, each computed from a study's records (section 3's Eq. 8 for
-expected maxima, section 4's budget inference) and written once, by :mod:`syw.figures.readme_format`.
+expected maxima, section 4's budget inference) and written once, by :mod:`syw.pages.readme_format`.
 
 A marker is ``<!-- syw: FACT key=value ... -->TEXT<!-- /syw -->``. The facts (:data:`FACTS` gives
 the keys each takes; each function's docstring says more):
@@ -19,17 +19,17 @@ the keys each takes; each function's docstring says more):
   reaches random search's expected best at N and the trials that saves), ``seeds`` (a family's seed
   spread under ``syw reseed``, and the gap between two families against it; case study 5).
 - ``provenance`` (what the study's PROVENANCE.md states: the span, the suite commits, each command's wall
-  time, start and end, the most trials at once: :mod:`syw.figures.readme_provenance`), ``squad_dev`` (a
+  time, start and end, the most trials at once: :mod:`syw.pages.readme_provenance`), ``squad_dev`` (a
   predictions file scored on SQuAD dev).
 - ``verdict`` (docs/verdicts.md's verdict on a claim for the study), ``majority`` (a split's most frequent
-  label's share): :mod:`syw.figures.readme_claims`.
+  label's share): :mod:`syw.pages.readme_claims`.
 
 Keys every fact takes: ``study`` (a folder under results/, default the README's), ``times`` (a
 number to multiply a numeric fact by, e.g. the dev set's size: an accuracy as sentences right),
-``fmt`` (how to write it, see :func:`syw.figures.readme_format.render`). Most also take ``family``
+``fmt`` (how to write it, see :func:`syw.pages.readme_format.render`). Most also take ``family``
 (optional when the study has one), ``source`` (``ours``, default, or ``paper``: the authors'
 published trials of the same figure), ``where`` (conditions on the trials, see
-:func:`syw.figures.readme_data.conditions`) and ``with`` (another study whose same trials are paired
+:func:`syw.pages.readme_data.conditions`) and ``with`` (another study whose same trials are paired
 with these: fields ``with.<field>``; ``with=paper``: the authors' trials of the study's figure).
 """
 from __future__ import annotations
@@ -47,12 +47,12 @@ from syw.analysis.compare import leaders_by_n
 from syw.analysis.selected import selected_test
 from syw.core.units import stretches_text
 from syw.experiments.tuner import GP
-from syw.figures.readme_args import Args, best_row, curve, values_of
-from syw.figures.readme_claims import CLAIM_FACTS
-from syw.figures.readme_data import FactError, Trials, entry, field, squad_scores
-from syw.figures.readme_format import Value, field_kind, render
-from syw.figures.readme_provenance import provenance
 from syw.figures.seeds import best_assignments, gap_rows, seed_rows
+from syw.pages.readme_args import Args, best_row, curve, values_of
+from syw.pages.readme_claims import CLAIM_FACTS
+from syw.pages.readme_data import FactError, Trials, entry, field, squad_scores
+from syw.pages.readme_format import Value, field_kind, render
+from syw.pages.readme_provenance import provenance
 
 
 def _budget(args: Args, trials: Trials) -> int:
@@ -109,7 +109,7 @@ def _aggregate(how: Callable[[list], Any]) -> Callable[[Args], Value]:
 
 def emax(a: Args) -> Value:
     """Expected best value of ``n`` trials (Eq. 8; ``n=N``, the default: all); ``scale=log``: Eq. 8 of the
-    values' logarithms, written back as exp (:func:`~syw.figures.readme_args.curve`); ``test=FIELD`` (``extra.test_accuracy``):
+    values' logarithms, written back as exp (:func:`~syw.pages.readme_args.curve`); ``test=FIELD`` (``extra.test_accuracy``):
     the expected FIELD of the trial the values select among n (the winner's curse, :func:`~syw.analysis.selected.selected_test`)."""
     trials, test = a.trials(), a.get("test")
     n = _budget(a, trials)
@@ -303,7 +303,7 @@ FACTS: dict[str, tuple[Callable[[Args], Value], set[str]]] = {
     "seeds": (seeds, COMMON | {"family", "over", "of"}),
     "provenance": (provenance, COMMON | {"of", "family", "k", "segment"}),
     "squad_dev": (squad_dev, COMMON | {"file", "of"}),
-    **CLAIM_FACTS,  # verdict, majority: syw.figures.readme_claims
+    **CLAIM_FACTS,  # verdict, majority: syw.pages.readme_claims
 }
 
 

@@ -1,5 +1,5 @@
 """A README marker's ``key=value`` arguments, resolved to the study and the trials a fact reads
-(:mod:`syw.figures.readme_facts`, :mod:`syw.figures.readme_tables`), and the few reads every fact shares:
+(:mod:`syw.pages.readme_facts`, :mod:`syw.pages.readme_tables`), and the few reads every fact shares:
 a field of each trial, Eq. 8 over a family's values, the best trial."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 from syw.analysis.curves import curve_of
 from syw.analysis.floors import apply_floor
 from syw.analysis.group import Group
-from syw.figures.readme_data import FactError, Study, Trials, check_names, conditions, field, matches, paper_study, read_study
+from syw.pages.readme_data import FactError, Study, Trials, check_names, conditions, field, matches, paper_study, read_study
 
 
 class Args:

@@ -6,11 +6,11 @@ import statistics
 from pathlib import Path
 
 from syw.curve.sources import SOURCES
-from syw.figures.readme_args import Args, best_row, curve
-from syw.figures.readme_data import FactError, entry, field, figure_of
-from syw.figures.readme_facts import reaching
-from syw.figures.readme_format import Value, field_kind, render
-from syw.figures.verdicts import study_verdicts
+from syw.pages.readme_args import Args, best_row, curve
+from syw.pages.readme_data import FactError, entry, field, figure_of
+from syw.pages.readme_facts import reaching
+from syw.pages.readme_format import Value, field_kind, render
+from syw.pages.verdicts import study_verdicts
 
 RESULTS_KEYS = {"study", "where", "n", "below", "reported", "scale"}
 TRIALS_KEYS = {"study", "where", "family", "columns", "headers", "with"}
@@ -85,7 +85,7 @@ def trials_table(a: Args) -> str:
 
 def verdicts_table(a: Args) -> str:
     """One row per study of ``results/`` that ``docs/verdicts.md`` judges: its one verdict, in that file's words
-    (:data:`syw.figures.verdicts.STUDY_RULE`; the reason left to the file)."""
+    (:data:`syw.pages.verdicts.STUDY_RULE`; the reason left to the file)."""
     rows = [[f"`{study}`", said.split(" (")[0]] for study, said in study_verdicts(a.results).items()
             if (a.results / study).is_dir()]
     return _markdown(["study", "verdict (docs/verdicts.md)"], rows)

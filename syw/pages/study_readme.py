@@ -16,8 +16,8 @@ A paragraph whose markers share keys may say them once, ``<!-- syw: use study=ss
 marker after it up to the paragraph's end (a blank line) or the next ``use`` takes those keys unless it gives
 its own (a fact takes only the keys it knows).
 
-The text between the two tags is replaced by the fact (:data:`syw.figures.readme_facts.FACTS`) or table
-(:data:`syw.figures.readme_tables.TABLES`) the marker names, rounded once from the records. A study
+The text between the two tags is replaced by the fact (:data:`syw.pages.readme_facts.FACTS`) or table
+(:data:`syw.pages.readme_tables.TABLES`) the marker names, rounded once from the records. A study
 README's markers read its own folder; ``study=`` names another folder under results/ (and is
 required in the top README and in docs/). A fact that needs a file outside the repository (the authors'
 trials, SQuAD dev) is left as written where that file is not at hand, and said so. ``--check``
@@ -27,16 +27,19 @@ line naming the README and line, exit status 2.
 """
 from __future__ import annotations
 
+import argparse
 import re
 import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from syw.core.entry import run_main
 from syw.core.paths import REPO
-from syw.figures.readme_data import FactError, NeedsData
-from syw.figures.readme_facts import FACTS, compute
-from syw.figures.readme_tables import TABLES, compute_table
+from syw.core.records import check_complete
+from syw.pages.readme_data import FactError, NeedsData
+from syw.pages.readme_facts import FACTS, compute
+from syw.pages.readme_tables import TABLES, compute_table
 
 KNOWN_KEYS = {k for _, keys in [*FACTS.values(), *TABLES.values()] for k in keys}
 _TAG = re.compile(r"<!-- syw: (?P<spec>.*?) -->|<!-- /syw -->")
@@ -208,3 +211,20 @@ def run(results: Path, study: str | None, check: bool, root: Path = REPO) -> int
             path.write_text(outcome.text, encoding="utf-8")
         stale += bool(outcome.changes)
     return 1 if check and stale else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``syw readme [--study S] [--check] [--results DIR]``."""
+    p = argparse.ArgumentParser(prog="syw readme", description="Rewrite the numbers marked in the READMEs (README.md, "
+                                "docs/ and results/<study>/README.md) from the records; with --check, write nothing and "
+                                "exit 1 when one of them differs.")
+    p.add_argument("--study", help="only results/<study>/README.md")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a README's numbers differ")
+    p.add_argument("--results", type=Path, default=REPO / "results", help="the folder of our trial records")
+    args = p.parse_args(argv)
+    check_complete(args.results)  # a page counts every record: one that does not parse stops it
+    return run(args.results, args.study, args.check)
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))

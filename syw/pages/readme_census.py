@@ -1,4 +1,4 @@
-"""``python -m syw.figures.readme_census``: how many markers of each fact kind the results pages hold
+"""``python -m syw.pages.readme_census``: how many markers of each fact kind the results pages hold
 (issue 61 item 4), so that which kinds carry the pages, and which are rare, is measured, not guessed.
 
 One row per kind: markers, pages that use it, and the largest number of markers on one line of any page.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from syw.core.entry import run_main
 from syw.core.paths import REPO
-from syw.figures.study_readme import markers, parse, readmes, shown
+from syw.pages.study_readme import markers, parse, readmes, shown
 
 
 def census(pages: list[Path]) -> tuple[Counter, dict[str, set[str]], Counter]:
@@ -32,7 +32,7 @@ def census(pages: list[Path]) -> tuple[Counter, dict[str, set[str]], Counter]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(prog="python -m syw.figures.readme_census", description=__doc__.split("\n\n")[0]).parse_args(argv)
+    argparse.ArgumentParser(prog="python -m syw.pages.readme_census", description=__doc__.split("\n\n")[0]).parse_args(argv)
     pages = readmes(REPO / "results", None)
     kinds, where, lines = census(pages)
     print(f"{sum(kinds.values())} markers of {len(kinds)} kinds in {len({p for s in where.values() for p in s})} pages")

@@ -1,9 +1,9 @@
 """README facts that tie prose to the verdicts and to the data: ``verdict`` (what ``docs/verdicts.md``
-says about a claim of the paper for a study, by :data:`syw.figures.verdicts.RULES`), ``interval`` (the 95%
+says about a claim of the paper for a study, by :data:`syw.pages.verdicts.RULES`), ``interval`` (the 95%
 interval of the trials needed to reach a target, issue 62 item 3) and ``majority`` (the share of a data
 split's most frequent label: the accuracy of always answering it).
 
-Registered in :data:`syw.figures.readme_facts.FACTS`, so a README says a study's verdict in the words
+Registered in :data:`syw.pages.readme_facts.FACTS`, so a README says a study's verdict in the words
 the verdicts file uses, and a class balance as the data has it, never typed by hand.
 """
 from __future__ import annotations
@@ -16,16 +16,16 @@ from pathlib import Path
 from syw.analysis.floors import apply_floor
 from syw.experiments.space import study_config
 from syw.figures.plot import interval_words
-from syw.figures.readme_args import Args, values_of
-from syw.figures.readme_data import FactError, NeedsData, figure_of
-from syw.figures.readme_format import Value
-from syw.figures.verdicts import CLAIMS, ours, study_verdicts, verdict_for
+from syw.pages.readme_args import Args, values_of
+from syw.pages.readme_data import FactError, NeedsData, figure_of
+from syw.pages.readme_format import Value
+from syw.pages.verdicts import CLAIMS, ours, study_verdicts, verdict_for
 
 KEYS = {"study", "fmt", "times"}
 
 
 def verdict(a: Args) -> Value:
-    """The study's one verdict (:data:`syw.figures.verdicts.STUDY_RULE`), or with ``claim=K`` (1-based, in the
+    """The study's one verdict (:data:`syw.pages.verdicts.STUDY_RULE`), or with ``claim=K`` (1-based, in the
     order ``docs/verdicts.md`` lists the claims of the study's figure) its verdict on that claim: ``supports``,
     ``contradicts`` or ``cannot be tested here``; ``of=why`` adds the reason, as the verdicts file gives it."""
     study = a.study()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from syw.core.units import human_duration, score
-from syw.figures.readme_data import FactError
+from syw.pages.readme_data import FactError
 
 
 @dataclass(frozen=True)

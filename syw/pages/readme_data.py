@@ -1,7 +1,7 @@
 """What a README marker reads: a study's ok trials per family (ours, from its records, or the
 authors' published trials), the fields of a trial and filters on them.
 
-Reading only: the numbers are computed in :mod:`syw.figures.readme_facts`. Every problem is a
+Reading only: the numbers are computed in :mod:`syw.pages.readme_facts`. Every problem is a
 :class:`FactError`; a file that is not in the repository (the authors' trials, a data set) and
 is not at hand is :class:`NeedsData`, so that a README can be checked everywhere the rest can.
 """
