@@ -1,6 +1,11 @@
 """The expected-max curve of each group of someone's trials, with what ``syw curve`` adds around it:
 the spread, the unbiased estimate, a quantile curve, confidence bands, a forecast past N, budgets to
-reach targets, and the difference of two groups' curves with its band."""
+reach targets, and the difference of two groups' curves with its band.
+
+Up to :data:`syw.analysis.inference.GRID_FROM` trials a curve holds every budget n = 1..N; past it, the
+budgets of :func:`curve_budgets` (every n to 100, round budgets, 100 log-spaced to N), each exact: a
+table of a million trials needs no million rows, and Eq. 8 at every n would cost O(N^2). A budget to
+reach a target is then found exactly by bisection between two budgets of the grid (Eq. 8 rises with n)."""
 from __future__ import annotations
 
 import itertools
@@ -16,11 +21,11 @@ from syw.analysis.bands import Statistic, confidence_bands, tuning_curve
 from syw.analysis.budget import budget_to_reach, crossovers, time_crossovers
 from syw.analysis.compare import Difference, difference
 from syw.analysis.cost import CostCurve, cost_crossings, drawn_from, for_groups
-from syw.analysis.expected_max import expected_max_unbiased, expected_max_with_std
+from syw.analysis.expected_max import expected_max, expected_max_unbiased, expected_max_with_std
 from syw.analysis.floors import deciding_trial
 from syw.analysis.forecast import Forecast, forecast
 from syw.analysis.group import Group
-from syw.analysis.inference import compare
+from syw.analysis.inference import GRID_FROM, compare, shown_budgets
 from syw.analysis.selected import selected_test
 from syw.core.units import human_duration
 
@@ -65,6 +70,7 @@ class Curve:
     cost: CostCurve | None = None  # the cost-aware curve (analysis.cost), with --x cost
     selected: tuple[np.ndarray, np.ndarray] | None = None  # test score of the trial validation picks: mean, SD
     maximize: bool = True  # the direction Eq. 8 was computed in
+    grid: np.ndarray | None = None  # the budgets of mean, sd, ... past GRID_FROM trials; None: every n = 1..len
 
     @cached_property
     def sway(self) -> tuple[int, float, float] | None:
@@ -78,13 +84,44 @@ class Curve:
 
     @property
     def ns(self) -> np.ndarray:
-        """The budgets n = 1..N of :attr:`mean` (the paper claims nothing past the N trials there are, section 3.1)."""
-        return np.arange(1, self.mean.size + 1)
+        """The budgets of :attr:`mean`: n = 1..N (the paper claims nothing past the N trials there are, section
+        3.1), or past GRID_FROM trials those of :func:`curve_budgets`."""
+        return self.grid if self.grid is not None else np.arange(1, self.mean.size + 1)
 
     def upto(self, n_max: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The budgets 1..min(n_max, N), Eq. 8 there and its spread: what a figure draws on an axis ending at n_max."""
-        k = self.mean.size if n_max is None else min(n_max, self.mean.size)
+        """The budgets up to n_max, Eq. 8 there and its spread: what a figure draws on an axis ending at n_max."""
+        k = self.mean.size if n_max is None else int(np.searchsorted(self.ns, n_max, side="right"))
         return self.ns[:k], self.mean[:k], self.sd[:k]
+
+    def at(self, n: int, values: np.ndarray | None = None) -> float:
+        """``values`` (default: the drawn curve) at budget n; NaN where n is past them. Off the grid of a large
+        curve, the drawn curve and the unbiased estimate are computed there, exactly."""
+        values = self.drawn if values is None else values
+        ns = self.ns[: values.size]
+        k = int(np.searchsorted(ns, n))
+        if k < ns.size and ns[k] == n:
+            return float(values[k])
+        if self.grid is None or n > self.scores.size or not any(values is v for v in (self.drawn, self.unbiased, self.sd)):
+            return float("nan")
+        if values is self.unbiased:
+            return float(expected_max_unbiased(self.scores, [n], maximize=self.maximize)[0])
+        if values is self.sd:
+            return float(expected_max_with_std(self.scores, [n], maximize=self.maximize)[1][0])
+        return float(_drawn_at(self, [n])[0])
+
+    def reach(self, target: float, decimals: int | None = None) -> int | None:
+        """The first budget n whose drawn curve reaches ``target`` (``syw.analysis.budget.RULE``), exact on a grid too."""
+        hit = budget_to_reach(self.drawn, target, maximize=self.maximize, decimals=decimals)
+        if self.grid is None or hit is None or hit == 1:
+            return None if hit is None else int(self.ns[hit - 1])
+        low, high = int(self.grid[hit - 2]), int(self.grid[hit - 1])  # the curve misses at low, reaches at high
+        while high - low > 1:  # Eq. 8 (and every quantile of the best of n) never falls as n grows
+            mid = (low + high) // 2
+            if budget_to_reach(_drawn_at(self, [mid]), target, maximize=self.maximize, decimals=decimals):
+                high = mid
+            else:
+                low = mid
+        return high
 
     @property
     def drawn(self) -> np.ndarray:
@@ -92,9 +129,25 @@ class Curve:
         return self.mean if self.quantile is None else self.quantile
 
     def quartiles(self, maximize: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """The 25% and 75% quantiles of the best of n at n = 1..N: the spread a quantile curve is shaded with."""
-        ns = np.arange(1, self.scores.size + 1)
+        """The 25% and 75% quantiles of the best of n at the curve's budgets: the spread a quantile curve is shaded with."""
+        ns = self.ns[self.ns <= self.scores.size]
         return tuple(tuning_curve(self.scores, ns, q, maximize=maximize) for q in (0.25, 0.75))
+
+
+def curve_budgets(size: int) -> np.ndarray:
+    """The budgets a curve of ``size`` trials holds: every n = 1..N up to GRID_FROM trials; past it the budgets a
+    comparison shows (``syw.analysis.inference.shown_budgets``) and the round ones (1, 2, 5 x 10^k) up to N."""
+    if size <= GRID_FROM:
+        return np.arange(1, size + 1)
+    rounds = [m * 10 ** k for k in range(int(np.log10(size)) + 1) for m in (1, 2, 5) if m * 10 ** k <= size]
+    return np.unique(np.concatenate([shown_budgets(size), rounds]))
+
+
+def _drawn_at(curve: Curve, ns) -> np.ndarray:
+    """The drawn curve (Eq. 8, or the quantile curve) of ``curve``'s scores at budgets ``ns``."""
+    if curve.quantile is not None:
+        return tuning_curve(curve.scores, ns, curve.q, maximize=curve.maximize)
+    return expected_max(curve.scores, ns, maximize=curve.maximize)
 
 
 def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, source: str) -> tuple[float, float]:
@@ -122,7 +175,8 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
         if group.strategy is not None:
             out.append(adaptive_curve(group, options.maximize))
             continue
-        ns = np.arange(1, scores.size + 1)
+        base = curve_of(group, options.maximize)
+        ns = base.ns
         top = max(scores.size, options.forecast_to or 0)
         band = None
         if options.confidence:
@@ -142,7 +196,7 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
                 raise ValueError(f"{source}: group {name}: {err}") from None
         quantile = None if options.q is None else tuning_curve(scores, ns, options.q, maximize=options.maximize)
         selected = None if group.tests is None else selected_test(scores, group.tests, ns, maximize=options.maximize)
-        out.append(replace(curve_of(group, options.maximize), band=band, forecast=predicted, q=options.q,
+        out.append(replace(base, band=band, forecast=predicted, q=options.q,
                            quantile=quantile, cost=costs.get(str(name)), selected=selected))
     return out
 
@@ -152,12 +206,13 @@ def curve_of(group: Group, maximize: bool = True, n_max: int | None = None) -> C
     (to ``n_max`` when given: Eq. 8 is defined past N, the unbiased estimate is not and is NaN there); the one
     curve every figure, table, verdict, README and ``syw curve`` reads (:func:`build` adds the rest)."""
     big_n = group.scores.size
-    ns = np.arange(1, (n_max or big_n) + 1)
+    grid = curve_budgets(big_n) if n_max is None and big_n > GRID_FROM else None
+    ns = grid if grid is not None else np.arange(1, (n_max or big_n) + 1)
     unbiased = np.full(ns.size, np.nan)
-    unbiased[: min(big_n, ns.size)] = expected_max_unbiased(group.scores, ns[ns <= big_n], maximize=maximize)
+    unbiased[: int((ns <= big_n).sum())] = expected_max_unbiased(group.scores, ns[ns <= big_n], maximize=maximize)
     mean, sd = expected_max_with_std(group.scores, ns, maximize=maximize)
     return Curve(group.name, group.label, group.scores, group.durations, mean, sd, unbiased, None, None,
-                 maximize=maximize)
+                 maximize=maximize, grid=grid)
 
 
 def adaptive_curve(group: Group, maximize: bool) -> Curve:
@@ -230,8 +285,9 @@ def table(curves: list[Curve], group: str) -> pd.DataFrame:
     blocks = []
     for c in curves:
         top = max(c.scores.size, c.forecast.ns.size if c.forecast else 0, c.band[0].size if c.band else 0)
-        ns = np.arange(1, top + 1)
-        pad = lambda values: np.concatenate([values, np.full(top - values.size, np.nan)])  # noqa: E731
+        ns = np.arange(1, top + 1) if c.grid is None else np.concatenate([c.grid, np.arange(c.scores.size + 1, top + 1)])
+        pad = lambda values: np.concatenate([values, np.full(ns.size - values.size, np.nan)])  # noqa: E731
+        every = lambda values: _at_budgets(values, ns)  # noqa: E731  (computed at every n = 1..len: read at ns)
         if c.strategy is not None:
             blocks.append(pd.DataFrame({group: c.name, "n": np.arange(1, c.mean.size + 1), "N": c.scores.size,
                                         "strategy": c.strategy,
@@ -246,12 +302,20 @@ def table(curves: list[Curve], group: str) -> pd.DataFrame:
         if c.durations is not None:
             block["seconds"] = ns * c.mean_duration
         if c.band is not None:
-            block["band_low"], block["band_high"] = pad(c.band[0]), pad(c.band[1])
+            block["band_low"], block["band_high"] = every(c.band[0]), every(c.band[1])
         if c.forecast is not None:
             block["forecast"], block["forecast_low"], block["forecast_high"] = (
-                pad(c.forecast.mean), pad(c.forecast.low), pad(c.forecast.high))
+                every(c.forecast.mean), every(c.forecast.low), every(c.forecast.high))
         blocks.append(block)
     return pd.concat(blocks, ignore_index=True)
+
+
+def _at_budgets(values: np.ndarray, ns: np.ndarray) -> np.ndarray:
+    """``values`` at n = 1..len read at budgets ``ns``, NaN past their end."""
+    out = np.full(ns.size, np.nan)
+    inside = ns <= values.size
+    out[inside] = values[ns[inside] - 1]
+    return out
 
 
 def cost_table(curves: list[Curve], group: str) -> pd.DataFrame:
@@ -274,8 +338,9 @@ def budgets(curves: list[Curve], targets: list[tuple[float, str]], maximize: boo
     curve does not reach it."""
     rows = []
     for c, (target, note) in itertools.product(curves, targets):
-        exact = budget_to_reach(c.drawn, target, maximize=maximize)
-        rounded = budget_to_reach(c.drawn, target, maximize=maximize, decimals=3)
+        exact = c.reach(target) if c.maximize == maximize else budget_to_reach(c.drawn, target, maximize=maximize)
+        rounded = (c.reach(target, decimals=3) if c.maximize == maximize
+                   else budget_to_reach(c.drawn, target, maximize=maximize, decimals=3))
         predicted = None
         if exact is None and c.forecast is not None:
             predicted = budget_to_reach(c.forecast.mean, target, maximize=maximize)
@@ -290,9 +355,18 @@ def leader_changes(curves: list[Curve], maximize: bool = True) -> list[str]:
     """Where one group overtakes another, on the trial axis and (with durations) the time axis."""
     out = []
     for a, b in itertools.combinations(curves, 2):
-        for c in crossovers(a.drawn, b.drawn, (a.name, b.name), maximize=maximize):
-            out.append(f"{c.leader} overtakes {c.previous} at n = {c.at} trials")
-        if a.durations is not None and b.durations is not None:
+        if a.grid is not None or b.grid is not None:  # large curves: where the leader changes on their shared budgets
+            shared = np.intersect1d(a.ns, b.ns)
+            pick = lambda c: np.array([c.at(int(n)) for n in shared])  # noqa: E731
+            for c in crossovers(pick(a), pick(b), (a.name, b.name), maximize=maximize):
+                n = int(shared[int(c.at) - 1])
+                before = int(shared[int(c.at) - 2]) if c.at > 1 else 0
+                between = f" (between the budgets shown, {before} and {n})" if n - before > 1 else ""
+                out.append(f"{c.leader} overtakes {c.previous} at n = {n} trials{between}")
+        else:
+            out += [f"{c.leader} overtakes {c.previous} at n = {c.at} trials"
+                    for c in crossovers(a.drawn, b.drawn, (a.name, b.name), maximize=maximize)]
+        if a.durations is not None and b.durations is not None and a.grid is None and b.grid is None:
             for c in time_crossovers(a.drawn, a.mean_duration, b.drawn, b.mean_duration, (a.name, b.name),
                                      maximize=maximize, interpolate=True):
                 out.append(f"{c.leader} overtakes {c.previous} at {human_duration(c.at)} of training "

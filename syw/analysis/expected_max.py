@@ -71,6 +71,19 @@ def max_distribution(scores, n: int, *, maximize: bool = True) -> tuple[np.ndarr
 # every n from 1 to 10,000 over 10,000 distinct scores the direct matrix would hold 10^8 powers.
 DIRECT_LIMIT = 4_000_000
 _SKIP_EVERY = 32  # the running evaluations look for the zeros they can skip every this many n
+# Past DIRECT_LIMIT, budgets this sparse (the largest over their count) are evaluated one at a time: the running
+# product would walk every n up to the largest (a grid to n = 10^6 is 200 budgets, not 10^6 steps).
+SPARSE = 4
+_ZERO = -800.0  # log of a weight or power below which it is 0 in double precision (the smallest is e^-744.4)
+
+
+def _sparse(budgets: np.ndarray) -> bool:
+    return int(budgets.max()) > SPARSE * budgets.size
+
+
+def _leading_run(budgets: np.ndarray) -> int:
+    """How many budgets open with 1, 2, 3, ... (the running evaluations' share of a sparse grid)."""
+    return int(np.flatnonzero(np.append(budgets != np.arange(1, budgets.size + 1), True))[0])
 
 
 def _moments(scores, ns: Budgets, maximize: bool, spread: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
@@ -78,7 +91,7 @@ def _moments(scores, ns: Budgets, maximize: bool, spread: bool = True) -> tuple[
     values, counts = np.unique(_oriented(scores, maximize), return_counts=True)
     cdf = np.cumsum(counts) / counts.sum()
     if values.size * budgets.size > DIRECT_LIMIT:
-        mean, sd = _running_moments(values, cdf, budgets, spread)
+        mean, sd = (_each_moments if _sparse(budgets) else _running_moments)(values, cdf, budgets, spread)
         return (mean if maximize else -mean), sd
     power = cdf[None, :] ** budgets[:, None]  # P(V <= v)^n; P(V < v)^n is its column to the left, the same floats
     pmf = power - np.pad(power[:, :-1], ((0, 0), (1, 0)))
@@ -88,6 +101,32 @@ def _moments(scores, ns: Budgets, maximize: bool, spread: bool = True) -> tuple[
         var = np.einsum("kv,kv->k", pmf, (values[None, :] - mean[:, None]) ** 2)
         sd = np.sqrt(np.maximum(var, 0.0))
     return (mean if maximize else -mean), sd
+
+
+def _each_moments(values: np.ndarray, cdf: np.ndarray, budgets: np.ndarray,
+                  spread: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`_running_moments`' sums for sparse budgets: the run of budgets 1, 2, ..., m at the start by the
+    running product, then each budget n on its own over the values whose F^n is not 0 in double precision
+    (n log F > -800): at large n only the top of the distribution. O(V) memory."""
+    run = _leading_run(budgets)
+    head = _running_moments(values, cdf, budgets[:run], spread) if run else (np.empty(0), np.empty(0))
+    top = values[-1]
+    gaps = np.diff(values)
+    dist = top - values
+    gaps2 = dist[:-1] ** 2 - dist[1:] ** 2
+    below = cdf[:-1]
+    log_below = np.log(below)
+    d1, d2 = np.empty(budgets.size - run), np.empty(budgets.size - run)
+    for k, n in enumerate(budgets[run:]):
+        lo = int(np.searchsorted(log_below, _ZERO / n))  # F^n below lo is 0 in double precision
+        power = below[lo:] ** n
+        d1[k] = gaps[lo:] @ power
+        d2[k] = gaps2[lo:] @ power if spread else 0.0
+    mean = np.concatenate([head[0], top - d1])
+    if not spread:
+        return mean, None
+    sd = np.concatenate([head[1], np.sqrt(np.maximum(d2 - d1 ** 2, 0.0))])
+    return mean, sd
 
 
 def _running_moments(values: np.ndarray, cdf: np.ndarray, budgets: np.ndarray,
@@ -152,7 +191,7 @@ def expected_max_unbiased(scores, ns: Budgets, *, maximize: bool = True) -> np.n
     big_n = values.size
     budgets = check_budgets(ns, n_max=big_n)
     if big_n * budgets.size > DIRECT_LIMIT:
-        out = _running_unbiased(values, budgets)
+        out = _each_unbiased(values, budgets) if _sparse(budgets) else _running_unbiased(values, budgets)
         return out if maximize else -out
     out = np.empty(budgets.size)
     idx = np.arange(big_n, 0, -1)  # i = N, N-1, ..., 1
@@ -162,6 +201,23 @@ def expected_max_unbiased(scores, ns: Budgets, *, maximize: bool = True) -> np.n
         weights = (n / big_n) * np.cumprod(ratios)  # w_N, w_(N-1), ..., w_1
         out[k] = weights @ values[::-1]
     return out if maximize else -out
+
+
+def _each_unbiased(values: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    """:func:`expected_max_unbiased`'s weights one budget at a time over the top order statistics only:
+    w_i = (n / N) prod_j (i - j) / (N - j) <= (n / N) (i / N)^(n - 1), so below i = N exp(-800 / (n - 1)) every
+    weight is 0 in double precision and is left out."""
+    big_n = values.size
+    run = _leading_run(budgets)  # budgets 1, 2, ..., m: the running weights are cheaper there
+    out = np.empty(budgets.size)
+    out[:run] = _running_unbiased(values, budgets[:run]) if run else []
+    for k, n in enumerate(budgets[run:], start=run):
+        lo = 1 if n == 1 else max(1, int(big_n * np.exp(_ZERO / (n - 1))))
+        idx = np.arange(big_n, lo - 1, -1)  # i = N, N-1, ..., lo
+        ratios = np.ones(idx.size)
+        ratios[1:] = np.clip((idx[:-1] - n) / (idx[:-1] - 1), 0.0, None)
+        out[k] = ((n / big_n) * np.cumprod(ratios)) @ values[lo - 1:][::-1]
+    return out
 
 
 def _running_unbiased(values: np.ndarray, budgets: np.ndarray) -> np.ndarray:

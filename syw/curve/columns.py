@@ -57,8 +57,14 @@ def _numeric(frame: pd.DataFrame, column: str) -> bool:
     values = frame[column].dropna()
     if values.empty or pd.api.types.is_bool_dtype(values):
         return False
-    return pd.api.types.is_numeric_dtype(values) or bool(
-        values.map(lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)).all())
+    if pd.api.types.is_numeric_dtype(values):
+        return True
+    kind = pd.api.types.infer_dtype(values, skipna=True)  # one pass in C: a million rows of text need no loop
+    if kind in ("string", "bytes", "boolean", "datetime", "date", "timedelta", "period", "interval"):
+        return False
+    if kind in ("integer", "floating", "mixed-integer-float"):
+        return True
+    return bool(values.map(lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)).all())
 
 
 def _listing(columns) -> str:
@@ -138,6 +144,8 @@ def _group_like(column: str) -> bool:
 
 def _nested(values: pd.Series) -> bool:
     """Whether a column holds lists or mappings (a record's epoch curve, say): no group names, and unhashable."""
+    if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) in ("string", "bytes"):
+        return False
     return bool(values.map(lambda v: isinstance(v, (list, dict, tuple))).any())
 
 

@@ -156,6 +156,8 @@ def parser() -> argparse.ArgumentParser:
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, help="folder for expected_max.csv, curve.png, curve.pdf, report.md "
                      "(default: <trials>_syw/ beside the trials; for a storage URL, <study>_syw/ here)")
+    out.add_argument("--no-figure", dest="figure", action="store_false",
+                     help="write the tables and the report only: no curve.png/.pdf (and matplotlib is not imported)")
     out.add_argument("--latex", action="store_true", help="also write tables.tex: the expected-max table (Eq. 8 ± "
                      "SD at n = 1, 5, 10 and each N) and the comparisons, as booktabs LaTeX tabulars")
     out.add_argument("--title", help="the figure's title (default: Expected validation performance: <score>)")
@@ -302,12 +304,14 @@ def curve(args: argparse.Namespace) -> int:
     if args.latex:
         written.append(folder / "tables.tex")
         written[-1].write_text(result.latex(differences=diffs))
-    from syw.curve.style import drawable  # matplotlib only when drawing
+    paths = []
+    if args.figure:
+        from syw.curve.style import drawable  # matplotlib only when drawing
 
-    notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
-              "(a font such as Noto Sans CJK would)" for name, label in drawable(result.names)[0].items()
-              if label != name]
-    paths = _figures(args, result, diffs, bounds, folder, cost=bool(options.workers))
+        notes += [f"group {name!r} is labelled {label!r} in the figure: no installed font draws its characters "
+                  "(a font such as Noto Sans CJK would)" for name, label in drawable(result.names)[0].items()
+                  if label != name]
+        paths = _figures(args, result, diffs, bounds, folder, cost=bool(options.workers))
     files = list(map(str, written + paths)) + [str(folder / "report.md")]
     text = replace(result, notes=notes).report(args.target, differences=diffs, files=files)
     (folder / "report.md").write_text(text)

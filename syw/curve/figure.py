@@ -33,12 +33,14 @@ QUARTILES_LABEL = "shading: 25% to 75% quantiles of the best of n"
 SELECTED_LABEL = "dash-dot: expected test score of the trial validation picks"
 
 
-def _axis(curve: Curve, size: int, x: str) -> np.ndarray:
+def _axis(curve: Curve, size: int, x: str, ns: np.ndarray | None = None) -> np.ndarray:
+    """The x of budgets ``ns`` (default n = 1..size): trials, or n times the group's mean training time."""
+    ns = np.arange(1, size + 1) if ns is None else ns
     if x == "time":
         if curve.mean_duration is None:
             raise ValueError(f"group {curve.name}: no training durations, no time axis (pass --duration COLUMN)")
-        return time_axis(size, curve.mean_duration)
-    return np.arange(1, size + 1)
+        return ns * time_axis(1, curve.mean_duration)[0]
+    return ns
 
 
 SIZES = {"default": (5.5, 4.6), "column": (3.3, 3.0), "page": (6.9, 4.2)}  # inches: one column, a two-column page
@@ -82,7 +84,7 @@ class _Extent:
 def _plot_curve(ax, c: Curve, style: tuple, label: str, *, x: str, sd: bool, maximize: bool, extent: _Extent) -> None:
     """One group: its curve (best so far for an adaptive search), shading, winner's-curse line, band and forecast."""
     color, linestyle = style
-    xs = _axis(c, c.drawn.size, x)
+    xs = _axis(c, c.drawn.size, x, c.ns[: c.drawn.size])
     extent.ends.append(xs)
     if c.strategy is not None:  # an adaptive search: what was observed, not Eq. 8
         runs = f"mean of {c.runs} runs" if c.runs > 1 else "1 run"
@@ -122,7 +124,7 @@ def _median_beside(ax, c: Curve, xs: np.ndarray, color: str, label: str, maximiz
     """Beside a mean curve that one trial sways (``syw.analysis.floors.MEDIAN_RULE``), its median best of n, dotted."""
     if c.quantile is not None or c.sway is None:
         return
-    median = tuning_curve(c.scores, np.arange(1, c.scores.size + 1), 0.5, maximize=maximize)
+    median = tuning_curve(c.scores, c.ns[c.ns <= c.scores.size], 0.5, maximize=maximize)
     ax.plot(xs, median, color=color, ls=(0, (1, 1)), lw=1.4, label=f"{label}: median best of n (one trial sways its mean)")
     extent.add(median.min(), median.max())
 
@@ -135,7 +137,7 @@ def _target_lines(ax, curves: list[Curve], styles: dict, shown: dict[str, str], 
         ax.axhline(target, color="0.35", ls=":", lw=1)
         extra.append(Line2D([], [], color="0.35", ls=":", label=f"target {target:g}" + (f": {note}" if note else "")))
         for c in curves:
-            n = budget_to_reach(c.drawn, target, maximize=maximize)
+            n = c.reach(target) if c.maximize == maximize else budget_to_reach(c.drawn, target, maximize=maximize)
             if n is not None:
                 at = _axis(c, n, x)[-1]
                 ax.axvline(at, color=styles[c.name][0], ls=":", lw=1)

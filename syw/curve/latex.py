@@ -28,7 +28,7 @@ def expected_max_table(curves: list[Curve], budgets: list[int]) -> str:
     header = ["Group", "$N$"] + [f"$n = {n}$" for n in budgets]
     rows = []
     for c in curves:
-        cells = [f"{c.drawn[n - 1]:.3f} $\\pm$ {c.sd[n - 1]:.3f}" if n <= c.drawn.size else "--" for n in budgets]
+        cells = [f"{c.at(n):.3f} $\\pm$ {c.at(n, c.sd):.3f}" if n <= c.ns[c.drawn.size - 1] else "--" for n in budgets]
         rows.append([escape(c.name) + (f" ({escape(c.strategy)})" if c.strategy else ""), str(c.scores.size), *cells])
     return _tabular("l" + "r" * (len(budgets) + 1), header, rows)
 

@@ -92,11 +92,14 @@ def no_change(curves: list[Curve], maximize: bool) -> str:
     """The overtakes line when no curve crosses another: which group leads throughout, or that the curves are the same."""
     if len(curves) < 2:
         return say("one_group")
-    shared = min(c.drawn.size for c in curves)
-    if all(np.array_equal(c.drawn[:shared], curves[0].drawn[:shared]) for c in curves[1:]):
-        return say("identical", last=shared)
-    (name, _, last), *_ = leaders_by_n({c.name: c.drawn for c in curves}, maximize=maximize)
-    return say("leads_throughout", name=name, last=last)
+    ns = curves[0].ns[: min(c.drawn.size for c in curves)]
+    for c in curves[1:]:
+        ns = np.intersect1d(ns, c.ns[: c.drawn.size])
+    values = {c.name: np.array([c.at(int(n)) for n in ns]) for c in curves}
+    if all(np.array_equal(v, values[curves[0].name]) for v in values.values()):
+        return say("identical", last=int(ns[-1]))
+    (name, _, last), *_ = leaders_by_n(values, maximize=maximize)
+    return say("leads_throughout", name=name, last=int(ns[last - 1]))
 
 
 def difference_rule(confidence: float, method: str) -> str:
@@ -139,8 +142,8 @@ def _scores(curves: list[Curve], options: Options, shown: list[int]) -> list[str
     out = [f"## {title}", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for c in curves:
         beside = c.unbiased if options.q is None else c.mean
-        cells = [("-" if n > c.drawn.size else f"{c.drawn[n - 1]:.4f} (best so far)" if c.strategy
-                  else f"{c.drawn[n - 1]:.4f} [{beside[n - 1]:.4f}]" if n <= c.scores.size else "-") for n in shown]
+        cells = [("-" if n > c.ns[c.drawn.size - 1] else f"{c.at(n):.4f} (best so far)" if c.strategy
+                  else f"{c.at(n):.4f} [{c.at(n, beside):.4f}]" if n <= c.scores.size else "-") for n in shown]
         best = c.scores.max() if options.maximize else c.scores.min()
         out.append(f"| {c.name} | {c.scores.size} | {human_duration(c.mean_duration)} | " + " | ".join(cells)
                    + f" | {best:.4f} |")
@@ -168,7 +171,7 @@ def _selected_rows(tested: list[Curve], shown: list[int]) -> list[str]:
     out = ["", "## Test score of the trial validation picks (the winner's curse)", "", say("selected_intro"), "",
            "| group | " + " | ".join(f"n={n}" for n in shown) + " |", "|---" * (len(shown) + 1) + "|"]
     for c in tested:
-        cells = [f"{c.selected[0][n - 1]:.4f} ± {c.selected[1][n - 1]:.4f} [{c.mean[n - 1] - c.selected[0][n - 1]:+.4f}]"
+        cells = [f"{c.at(n, c.selected[0]):.4f} ± {c.at(n, c.selected[1]):.4f} [{c.at(n, c.mean) - c.at(n, c.selected[0]):+.4f}]"
                  if n <= c.scores.size else "-" for n in shown]
         out.append(f"| {c.name} | " + " | ".join(cells) + " |")
     return out
