@@ -187,6 +187,19 @@ def test_progress_counts_records_from_before_a_resume(capsys):
     assert written == [{"study": "s", "trial": 2, "status": "ok", "value": 0.39, "duration_seconds": 60.0}]
 
 
+@pytest.mark.parametrize("seconds, to_go", [(0.0003, "<1 s to go"), (0.9, "<1 s to go"), (2.4, "~2 s to go"), (75.0, "~1.2 min to go")])
+def test_an_estimate_under_a_second_reads_as_such(capsys, seconds, to_go):
+    """Trials of a few milliseconds (the toy's) leave an estimate under a second: '<1 s', not '~0.35 ms'."""
+    from types import SimpleNamespace
+
+    from syw.experiments.progress import Progress
+
+    progress = Progress(SimpleNamespace(append=lambda record: None), SimpleNamespace(name="toy"), "score", True,
+                        total=3, pending=2, concurrency=1, base={"study": "s"})
+    progress.finish({"trial": 0, "status": "ok", "value": 0.5, "duration_seconds": seconds})
+    assert capsys.readouterr().out.rstrip("\n").endswith(f"| 1 of 3 recorded; this run: 1 left, {to_go}")
+
+
 def test_suite_commit_is_dirty_for_code_changes_not_for_records(tmp_path, monkeypatch):
     import subprocess
 
