@@ -139,7 +139,7 @@ def make_token() -> Path:
     ``generate_new_authentication_token``), but readable by this user only: Ray writes it with the umask's mode
     (0644), though whoever holds the token may run code on the cluster. ``~/.ray``, when made here, is 0700 too."""
     folder = Path.home() / ".ray"
-    folder.mkdir(mode=0o700, exist_ok=True)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / "auth_token"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as handle:

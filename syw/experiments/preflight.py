@@ -140,15 +140,15 @@ def ray_temp_folder() -> tuple[Path, str]:
 
 
 def check_local_ray() -> None:
-    """A new local Ray's temporary folder, and HOME where Ray would write a new auth token."""
+    """A new local Ray's temporary folder, and HOME where the runner makes a new auth token."""
     temp, variable = ray_temp_folder()
     what = f"Ray's session files ({variable}: {temp})"
     _writable_folder(temp / "ray", what)
     _free(temp, MIN_RAY_TEMP_FREE, what, "make room there, or set RAY_TMPDIR to a folder with room")
     if not local_token_needed():
         return
-    try:  # no token anywhere: ray.init makes one in ~/.ray/auth_token
-        _writable_folder(Path.home() / ".ray", "the auth token a new Ray makes (~/.ray/auth_token)")
+    try:  # no token anywhere: the runner makes one in ~/.ray/auth_token (syw.experiments.cluster.make_token)
+        _writable_folder(Path.home() / ".ray", "the auth token a new local Ray needs (~/.ray/auth_token)")
     except PreflightError as err:
         raise PreflightError(f"{err}: set HOME to a folder this user can write, or RAY_AUTH_TOKEN_PATH to a token file "
                              "(`ray get-auth-token --generate` writes one)") from None

@@ -101,7 +101,7 @@ def test_a_read_only_home_where_ray_would_make_its_token(tmp_path):
     home.mkdir()
     env = {"HOME": str(home), "RAY_AUTH_TOKEN": "", "RAY_AUTH_TOKEN_PATH": ""}
     line = refused(f"paths.results_dir={tmp_path / 'results'}", mounts=read_only(home), **env)
-    assert line == (f"error: {home}: cannot write the auth token a new Ray makes (~/.ray/auth_token) there (Read-only file "
+    assert line == (f"error: {home}: cannot write the auth token a new local Ray needs (~/.ray/auth_token) there (Read-only file "
                     "system): set HOME to a folder this user can write, or RAY_AUTH_TOKEN_PATH to a token file "
                     "(`ray get-auth-token --generate` writes one)")
 
