@@ -49,14 +49,14 @@ def on_loopback(joining: str | None) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
+# How the runner opens Ray's log under <results_dir>/.tune: appended to, made when missing, never through a link.
+APPEND_OWN = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+
 # A new local Ray's raylet connects to the object store it runs in a thread of its own, and every
 # worker to the raylet, retrying every raylet_client_connect_timeout_milliseconds (Ray's default:
 # 10 tries, 1000 ms apart). In about 1 start in 3 on this 2-core VM the raylet's first try came
 # before its store listened, and ray.init took a second longer. 100 tries 100 ms apart keep
 # Ray's 10-s limit (benchmarks/ray_start.py measures the difference).
-# How the runner opens Ray's log under <results_dir>/.tune: appended to, made when missing, never through a link.
-APPEND_OWN = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
-
 LOCAL_RAY_SYSTEM_CONFIG = {"raylet_client_connect_timeout_milliseconds": 100, "raylet_client_num_connect_attempts": 100}
 
 
