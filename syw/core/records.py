@@ -145,11 +145,23 @@ def done_indices(path: Path, *, retry_failed: bool = False) -> set[int]:
     return {r["trial"] for r in latest_per_trial(iter_records(path)) if not retry_failed or r["status"] == "ok"}
 
 
+def _open_own(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` of a file the runner writes, never through a symbolic link (``O_NOFOLLOW``): a link there, to a file
+    elsewhere or to none, would have the records or the lock's pid written wherever it points."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, mode)
+    except OSError as err:
+        if err.errno == errno.ELOOP and os.path.islink(path):
+            raise OSError(errno.ELOOP, f"a symbolic link (to {os.readlink(path)}): the runner writes no file through a "
+                          "link; remove it", str(path)) from None
+        raise
+
+
 class _Lock:
     """The exclusive lock on a records file's ``.lock``, the holder's pid written in it."""
 
     def __init__(self, path: Path, records: Path):
-        self.handle = open(path, "a+")
+        self.handle = os.fdopen(_open_own(path, os.O_RDWR | os.O_APPEND | os.O_CREAT), "a+")
         self.writing = False  # a claimed lock: whether a writer of this process is using it
         try:
             fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -205,14 +217,19 @@ class RecordsWriter:
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._lock = _Lock(_lock_path(self.path), self.path)
-        self._complete_last_line()
+        try:
+            self._complete_last_line()
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def _complete_last_line(self) -> None:
         """A last line without its newline was left by a writer that stopped (this one holds the lock):
         a record gets its newline, a line cut off mid-record is removed (its trial runs again)."""
         try:
-            data = self.path.read_bytes()
+            with open(_open_own(self.path, os.O_RDONLY), "rb") as handle:
+                data = handle.read()
         except FileNotFoundError:
             return
         keep = data.rfind(b"\n") + 1
@@ -223,7 +240,7 @@ class RecordsWriter:
             complete = True
         except (json.JSONDecodeError, UnicodeDecodeError):
             complete = False
-        with open(self.path, "r+b") as handle:
+        with open(_open_own(self.path, os.O_RDWR), "r+b") as handle:
             if complete:
                 handle.seek(0, os.SEEK_END)
                 handle.write(b"\n")
@@ -242,7 +259,7 @@ class RecordsWriter:
         line = memoryview((json.dumps(record, sort_keys=False, default=str) + "\n").encode())
         what = f"trial {record.get('trial')}'s record"
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = _open_own(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         except OSError as err:
             raise RecordsWriteError(err.errno, f"cannot write {what}: {err.strerror}", str(self.path)) from err
         try:

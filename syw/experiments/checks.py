@@ -4,6 +4,7 @@ with the same seed and search space."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,18 @@ def _require(cfg: DictConfig, key: str, kind: type | tuple[type, ...], where: st
     return value
 
 
+# A study's name is its folder under paths.results_dir (and its Tune runs' and Ray log's names under .tune), a family's
+# its records file's: a name with a path in it ("../x", "a/b") would write them outside the results folder.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _check_plain_name(name: str, where: str, key: str, names: str) -> None:
+    """Refuse ``name`` (at ``key`` of ``where``) unless it is a plain file name: no folder, no ``..``."""
+    if not PLAIN_NAME.fullmatch(name) or ".." in name:
+        raise ConfigError(where, key, f"{name!r} is not a plain name (a letter or digit, then letters, digits, '.', '_' or "
+                          f"'-', without '..'): it names {names}")
+
+
 def _check_family_trials(study: DictConfig, families: DictConfig, where: Path) -> None:
     """``study.trials``, when given, maps some of the study's families to their own trial count."""
     counts = study.get("trials")
@@ -101,12 +114,14 @@ def validate(cfg: DictConfig) -> list[Family]:
     unknown = set(study) - known
     if unknown:
         raise ConfigError(where, f"study.{sorted(unknown)[0]}", f"unknown key (allowed: {', '.join(sorted(known))})")
-    _require(cfg, "study.name", str, where)
+    _check_plain_name(_require(cfg, "study.name", str, where), where, "study.name", "the study's folder under paths.results_dir")
     _require(cfg, "study.metric", str, where)
     _require(cfg, "study.dataset", DictConfig, where)
     families = _require(cfg, "study.families", DictConfig, where)
     if not families:
         raise ConfigError(where, "study.families", "a study needs at least one family")
+    for name in families:
+        _check_plain_name(str(name), where, "study.families", "the family's records file under the study's folder")
     if cfg.study.get("direction") not in ("max", "min"):
         raise ConfigError(where, "study.direction", f"must be max or min, got {cfg.study.get('direction')!r}")
     check_run_settings(cfg, where)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -48,6 +49,9 @@ def on_loopback(joining: str | None) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
+# How the runner opens Ray's log under <results_dir>/.tune: appended to, made when missing, never through a link.
+APPEND_OWN = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+
 # A new local Ray's raylet connects to the object store it runs in a thread of its own, and every
 # worker to the raylet, retrying every raylet_client_connect_timeout_milliseconds (Ray's default:
 # 10 tries, 1000 ms apart). In about 1 start in 3 on this 2-core VM the raylet's first try came
@@ -82,11 +86,19 @@ def log_ray_to(log: Path | None, verbose: int) -> None:
         handler.setLevel(logging.INFO if verbose else logging.CRITICAL + 1)
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
-        _log_handler = logging.FileHandler(log, encoding="utf-8")  # ray.init gives it Ray's own format
+        _log_handler = _OwnFileHandler(log, encoding="utf-8")  # ray.init gives it Ray's own format
         ray_logger.addHandler(_log_handler)
     _ray_print = _ray_print or getattr(ray_worker, "print_to_stdstream", None)
     if _ray_print is not None:
         ray_worker.print_to_stdstream = _ray_print if verbose else _published_to_log
+
+
+class _OwnFileHandler(logging.FileHandler):
+    """A log file appended to, never through a symbolic link (``O_NOFOLLOW``; the preflight refuses one there first)."""
+
+    def _open(self):
+        return self._builtin_open(os.open(self.baseFilename, APPEND_OWN, 0o644), self.mode, encoding=self.encoding,
+                                  errors=self.errors)
 
 
 def _published_to_log(data: dict, ignore_prefix: bool) -> None:
@@ -103,6 +115,36 @@ _ray_print: Any = None  # Ray's own print_to_stdstream, before log_ray_to replac
 
 class ClusterUnreachable(ConnectionError):
     """The cluster to join did not answer, or refused this driver's token; the message says which and what to do."""
+
+
+def nonempty_file(path: str | Path | None) -> bool:
+    """Whether ``path`` names a file with something in it (an empty token file is no token to Ray)."""
+    return bool(path) and os.path.isfile(path) and os.path.getsize(path) > 0
+
+
+def token_found() -> bool:
+    """Whether Ray finds an auth token for this process: ``RAY_AUTH_TOKEN``, the file ``RAY_AUTH_TOKEN_PATH`` names,
+    or ``~/.ray/auth_token``."""
+    return bool(os.environ.get("RAY_AUTH_TOKEN")) or any(
+        nonempty_file(path) for path in (os.environ.get("RAY_AUTH_TOKEN_PATH"), Path.home() / ".ray" / "auth_token"))
+
+
+def local_token_needed() -> bool:
+    """Whether a new local Ray would make a token: token authentication on (Ray 2.60's default for ``ray.init``) and none found."""
+    return os.environ.get("RAY_AUTH_MODE", "token").lower() == "token" and not token_found()
+
+
+def make_token() -> Path:
+    """Make ``~/.ray/auth_token`` as a new local Ray would (256 random bits in hex, Ray 2.60's
+    ``generate_new_authentication_token``), but readable by this user only: Ray writes it with the umask's mode
+    (0644), though whoever holds the token may run code on the cluster. ``~/.ray``, when made here, is 0700 too."""
+    folder = Path.home() / ".ray"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / "auth_token"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secrets.token_hex(32))
+    return path
 
 
 def token_source() -> str | None:
@@ -137,7 +179,7 @@ def stderr_to(log: Path | None) -> Iterator[None]:
     sys.stderr.flush()
     saved = os.dup(2)
     try:
-        with open(log, "ab") as sink:
+        with open(os.open(log, APPEND_OWN, 0o644), "ab") as sink:
             os.dup2(sink.fileno(), 2)
             yield
     finally:
@@ -189,6 +231,8 @@ def start_ray(address: str | None, verbose: int, log: Path | None = None) -> str
     if joining:
         join(joining, token_source(), runtime_env, verbose, log)
     else:  # "local": a running cluster's address in RAY_ADDRESS or Ray's temp folder does not count here
+        if local_token_needed() and not os.path.lexists(Path.home() / ".ray" / "auth_token"):
+            make_token()  # before ray.init, which would make it world-readable
         ray.init(address="local", include_dashboard=False, runtime_env=runtime_env, logging_level=logging.INFO,
                  log_to_driver=bool(verbose), _system_config=LOCAL_RAY_SYSTEM_CONFIG)
     return joining

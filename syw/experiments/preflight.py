@@ -2,12 +2,14 @@
 
 The results location: every part of the path that exists is a folder, the deepest one takes a new
 file, the records and lock files are files this process can write, Tune's state folder too, and the
-file system has room. For a new local Ray: its temporary folder (``RAY_TMPDIR``, else ``TMPDIR``,
-else ``/tmp``, as Ray 2.60 picks it) takes files and has room, and HOME takes the auth token Ray
-writes when there is none. For a cluster named by ``ray.address``: a token to join it with. The data
-files the study reads, where they exist, are files this process can read (a missing one is the
-reader's to download or explain). Then the records files are claimed, so a second runner of the same
-records is refused here, not after its Ray started. Each fault is one :class:`PreflightError` line.
+file system has room; none of what the run writes there (records, locks, the trials' files, Tune's
+state, Ray's log) is a symbolic link, which would have it written wherever the link points. For a new
+local Ray: its temporary folder (``RAY_TMPDIR``, else ``TMPDIR``, else ``/tmp``, as Ray 2.60 picks
+it) takes files and has room, and HOME takes the auth token the runner makes when there is none. For
+a cluster named by ``ray.address``: a token to join it with. The data files the study reads, where
+they exist, are files this process can read (a missing one is the reader's to download or explain).
+Then the records files are claimed, so a second runner of the same records is refused here, not
+after its Ray started. Each fault is one :class:`PreflightError` line.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from syw.core.records import claim
-from syw.experiments.cluster import cluster_to_join
+from syw.experiments.cluster import cluster_to_join, local_token_needed, nonempty_file, token_found
 from syw.experiments.provenance import DATA_FILES
 
 MIN_RESULTS_FREE = 1 << 20  # a few records and Tune's state for the run
@@ -70,8 +72,54 @@ def _writable_file(path: Path, what: str) -> None:
         raise PreflightError(f"{path}: cannot write {what} ({err.strerror})") from None
 
 
-def check_results(results_dir: Path, records: list[Path]) -> None:
-    """The records files, their folders and lock files, Tune's state folder, and room for them."""
+def _no_link(path: Path) -> None:
+    """``path`` is no symbolic link: what the runner writes there would go wherever it points (a link to nothing: a
+    new file there), outside the results folder the user named."""
+    if os.path.islink(path):
+        raise PreflightError(f"{path}: a symbolic link (to {os.readlink(path)}): the runner writes no file through a link; "
+                             "remove it, or give the run another paths.results_dir")
+
+
+def _no_links_below(results_dir: Path, path: Path) -> None:
+    """No part of ``path`` below ``results_dir`` is a link (``results_dir`` itself is the user's to choose)."""
+    below = path.relative_to(results_dir).parts if path.is_relative_to(results_dir) else ()
+    for depth in range(1, len(below)):
+        _no_link(results_dir.joinpath(*below[:depth]))
+    _no_link(path)
+
+
+def check_records_links(results_dir: Path, path: Path) -> None:
+    """Neither the records file ``path`` nor its lock, nor a folder between them and ``results_dir``, is a link: checked
+    before the records are read too (a dry run's, a resume's), so that the runner reads no file through a link either."""
+    _no_links_below(results_dir, path.with_name(path.name + ".lock"))
+    _no_links_below(results_dir, path)
+
+
+def _no_links_within(folder: Path) -> None:
+    """Neither ``folder`` nor anything in it is a link (a link to a folder is not followed)."""
+    _no_link(folder)
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            _no_link(Path(root) / name)
+
+
+def check_results(results_dir: Path, records: list[Path], study: str) -> None:
+    """The records files, their folders and lock files, Tune's state folder, and room for them; none of what the run
+    writes there (records, locks, the trials' files, Tune's state of ``study``'s runs, Ray's log) a link."""
+    trials_folders = {results_dir / study} | {path.parent for path in records}
+    for path in records:
+        check_records_links(results_dir, path)
+    for folder in sorted(trials_folders):
+        for kind in ("resume", "predictions", "checkpoints"):  # what trials write beside the records
+            if os.path.lexists(folder / kind):
+                _no_links_within(folder / kind)
+    tune = results_dir / ".tune"
+    _no_link(tune)
+    if tune.is_dir():
+        _no_link(tune / f"{study}.ray.log")
+        for run in sorted(tune.iterdir()):
+            if run.name.startswith(f"{study}-"):  # its Tune runs: <study>-random, <study>-<family>.<strategy>.<seed>, ...
+                _no_links_within(run)
     for path in records:
         _writable_folder(path.parent, "the records")
         _writable_file(path, "a records file")
@@ -92,29 +140,18 @@ def ray_temp_folder() -> tuple[Path, str]:
 
 
 def check_local_ray() -> None:
-    """A new local Ray's temporary folder, and HOME where Ray would write a new auth token."""
+    """A new local Ray's temporary folder, and HOME where the runner makes a new auth token."""
     temp, variable = ray_temp_folder()
     what = f"Ray's session files ({variable}: {temp})"
     _writable_folder(temp / "ray", what)
     _free(temp, MIN_RAY_TEMP_FREE, what, "make room there, or set RAY_TMPDIR to a folder with room")
-    if os.environ.get("RAY_AUTH_MODE", "token") != "token" or _token():
+    if not local_token_needed():
         return
-    try:  # no token anywhere: ray.init makes one in ~/.ray/auth_token
-        _writable_folder(Path.home() / ".ray", "the auth token a new Ray makes (~/.ray/auth_token)")
+    try:  # no token anywhere: the runner makes one in ~/.ray/auth_token (syw.experiments.cluster.make_token)
+        _writable_folder(Path.home() / ".ray", "the auth token a new local Ray needs (~/.ray/auth_token)")
     except PreflightError as err:
         raise PreflightError(f"{err}: set HOME to a folder this user can write, or RAY_AUTH_TOKEN_PATH to a token file "
                              "(`ray get-auth-token --generate` writes one)") from None
-
-
-def _nonempty_file(path: str | Path | None) -> bool:
-    return bool(path) and os.path.isfile(path) and os.path.getsize(path) > 0
-
-
-def _token() -> bool:
-    """Whether Ray finds an auth token for this process: ``RAY_AUTH_TOKEN``, the file ``RAY_AUTH_TOKEN_PATH`` names,
-    or ``~/.ray/auth_token``."""
-    return bool(os.environ.get("RAY_AUTH_TOKEN")) or any(
-        _nonempty_file(path) for path in (os.environ.get("RAY_AUTH_TOKEN_PATH"), Path.home() / ".ray" / "auth_token"))
 
 
 def check_token(address: str) -> None:
@@ -122,7 +159,7 @@ def check_token(address: str) -> None:
     ``RAY_AUTH_MODE=token``), or with ``RAY_AUTH_MODE=token`` one in ``RAY_AUTH_TOKEN`` or ``RAY_AUTH_TOKEN_PATH``."""
     mode = os.environ.get("RAY_AUTH_MODE")
     home_token = Path.home() / ".ray" / "auth_token"
-    if mode == "disabled" or _nonempty_file(home_token) or mode == "token" and _token():
+    if mode == "disabled" or nonempty_file(home_token) or mode == "token" and token_found():
         return
     named = os.environ.get("RAY_AUTH_TOKEN_PATH")
     if mode == "token" and named:
@@ -154,7 +191,7 @@ def check_data(data_dir: Path, dataset: str) -> None:
 def preflight(cfg: DictConfig, records: list[Path]) -> None:
     """Every check of the module docstring for a run writing ``records``, then the records claimed for it
     (:class:`syw.core.records.RecordsBusy` when another runner holds one)."""
-    check_results(Path(cfg.paths.results_dir), records)
+    check_results(Path(cfg.paths.results_dir), records, cfg.study.name)
     joining = cluster_to_join(cfg.ray.address)
     if joining is None:
         check_local_ray()

@@ -17,6 +17,12 @@ from syw.experiments.trial import DATA_PROBLEM
 WORKER_RETRIES = 3
 
 
+def to_go(seconds: float) -> str:
+    """An estimate of the time left: ``"<1 s"`` under a second (a guess from a few trials is no finer), else
+    ``"~42 s"``, ``"~3.5 min"``."""
+    return "<1 s" if 0 < seconds < 1 else f"~{human_duration(seconds)}"
+
+
 class Progress:
     """Writes each finished trial's record and prints one progress line for it; a trial that
     found a data file missing or malformed is not recorded but noted in ``data_problem``, which
@@ -78,7 +84,7 @@ class Progress:
         print(
             f"[{record['study']}/{self.family.name}] trial {record['trial']:>3} {shown} "
             f"({record['duration_seconds']:.1f} s) best={best} | {len(self.recorded)} of {self.total} recorded; this run: "
-            f"{self.left} left, ~{human_duration(eta)} to go",
+            f"{self.left} left, {to_go(eta)} to go",
             flush=True,
         )
 

@@ -9,6 +9,7 @@ data folder.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib.metadata
 import os
 import sys
@@ -182,10 +183,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
     args = parser.parse_args(argv)
     path = args.study_dir / "PROVENANCE.md"
+    if os.path.islink(path):  # it would be written wherever the link points (a link to nothing: a new file there)
+        raise OSError(errno.ELOOP, f"a symbolic link (to {os.readlink(path)}): syw provenance writes no file through a link; "
+                      "remove it", str(path))
     check_complete(args.study_dir)  # the summary counts every record: one that does not parse stops it
     text = summary(args.study_dir, args.data_dir)
-    write_output(path, lambda out: out.write_text(text), "provenance")
+    write_output(path, lambda out: _write_own(out, text), "provenance")
     return 0
+
+
+def _write_own(path: Path, text: str) -> None:
+    """``path.write_text(text)``, but never through a link made since the check above (``O_NOFOLLOW``)."""
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644), "w", encoding="utf-8") as out:
+        out.write(text)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import logging
 import sys
 import time
 from contextlib import ExitStack
+from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -30,7 +31,7 @@ from syw.experiments.cost import cost_lines
 from syw.experiments.given_study import with_study_file
 from syw.experiments.jobs import Job, fit, fit_jobs, slots, trial_kwargs
 from syw.experiments.plan import FamilyPlan, Plan, command_line, family_trials, plan_of, records_file
-from syw.experiments.preflight import PreflightError, preflight
+from syw.experiments.preflight import PreflightError, check_records_links, preflight
 from syw.experiments.progress import Progress, record_callback
 from syw.experiments.same_inputs import check_one_version
 from syw.experiments.space import Family
@@ -146,6 +147,7 @@ def prepare(cfg: DictConfig) -> Plan:
                 family.params(cfg.seed, index)
     for family in families:
         path, tuner = records_file(cfg, family), tuner_of(cfg, family)
+        check_records_links(Path(cfg.paths.results_dir), path)
         check_only(cfg, family)
         if tuner.adaptive:
             check_adaptive(family, tuner, cfg.seed, path, cfg.retry_failed, study_file())
@@ -155,11 +157,22 @@ def prepare(cfg: DictConfig) -> Plan:
     return plan_of(cfg, families, command_line())
 
 
+def continuing(cfg: DictConfig, plan: FamilyPlan) -> int:
+    """How many of the family's trials to run have epochs saved by a run that stopped: the state file a trial keeps
+    beside the records (``results/<study>/resume/<run name>-<trial>.pt``, :meth:`syw.core.context.TrialContext.output_path`
+    of :func:`syw.models.resume.trial_state`), which the trial continues from."""
+    folder = Path(cfg.paths.results_dir) / cfg.study.name / "resume"
+    return sum((folder / f"{plan.tuner.run_name(plan.name)}-{index}.pt").is_file() for index in plan.todo)
+
+
 def announce(cfg: DictConfig, plan: FamilyPlan, resources: dict) -> None:
-    """The line a family's run starts with: how many trials, how (an adaptive tuner's settings), on what, and where to."""
+    """The line a family's run starts with: how many trials (and how many of them continue from saved epochs),
+    how (an adaptive tuner's settings), on what, and where to."""
     tuner = plan.tuner
+    saved = continuing(cfg, plan)
+    resumed = f"{saved} continue from saved epochs; " if saved else ""
     how = f"{tuner.strategy}, tuner seed {tuner.seed}, {tuner.concurrency} at a time; " if tuner.adaptive else ""
-    print(f"[{cfg.study.name}/{plan.name}] {len(plan.todo)} of {plan.trials} trials to run ({how}"
+    print(f"[{cfg.study.name}/{plan.name}] {len(plan.todo)} of {plan.trials} trials to run ({resumed}{how}"
           f"{resources['cpu']:g} CPU, {resources['gpu']:g} GPU each) -> {plan.records}", flush=True)
 
 
@@ -198,7 +211,7 @@ def main() -> None:
 
 @hydra.main(version_base=None, config_path=str(CONF_DIR), config_name="config")
 def run_study(cfg: DictConfig) -> None:
-    with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError):  # a replay file is data too
+    with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError, PreflightError):  # a replay file is data too
         plan = prepare(cfg)
     families = [p.family for p in plan.families]
     if cfg.dry_run:

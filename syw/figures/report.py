@@ -89,7 +89,16 @@ def build(study: str, source: str = "ours", results_dir: Path | None = None, pap
     if not sections:
         raise FileNotFoundError(f"no trials for study {study} ({source})")
     budgets = _budgets(study, source, groups) if cfg.get("direction", "max") == "max" else []
-    return _markdown(study, cfg, sections, source, budgets), _latex(study, sections)
+    notes = _dirty_note(study, results_dir) if any("-dirty" in s["implementation"] for s in sections.values()) else []
+    return _markdown(study, cfg, sections, source, budgets, notes), _latex(study, sections)
+
+
+def _dirty_note(study: str, results_dir: Path) -> list[str]:
+    """What ``-dirty`` after a suite commit means (:func:`syw.experiments.trial.suite_commit`: the tracked files had
+    changes not committed when the run started), and where the study's folder says what is known of them."""
+    known = f" What is known of them: `results/{study}/README.md`." if (Path(results_dir) / study / "README.md").is_file() else ""
+    return ["A suite commit marked `-dirty`: the run that wrote those records started from a tree whose tracked files held "
+            f"changes not yet committed (`git status`); the records do not say which.{known}", ""]
 
 
 def searched_columns(rows: pd.DataFrame, metric: str) -> dict[str, Any]:
@@ -100,7 +109,7 @@ def searched_columns(rows: pd.DataFrame, metric: str) -> dict[str, Any]:
             if not str(c).startswith(outcome) and c.strip() and rows[c].nunique(dropna=True) > 1}
 
 
-def _markdown(study: str, cfg: dict, sections: dict, source: str, budgets: list[str]) -> str:
+def _markdown(study: str, cfg: dict, sections: dict, source: str, budgets: list[str], notes: list[str]) -> str:
     out = [f"# Report: study `{study}` ({'our records' if source == 'ours' else 'the authors published trials'})", "",
            cfg.get("description", ""), ""]
     for name, s in sections.items():
@@ -117,7 +126,7 @@ def _markdown(study: str, cfg: dict, sections: dict, source: str, budgets: list[
             out += ["", "The best trial in the authors' file (columns that vary across the family's trials):", "",
                     "| column | value |", "|---|---|"] + [f"| {k} | {_fmt(v)} |" for k, v in s["file_best"].items()]
         out.append("")
-    out += ["## Checklist (Text Box 1)", ""] + checklist_lines(_entries(cfg, sections))
+    out += notes + ["## Checklist (Text Box 1)", ""] + checklist_lines(_entries(cfg, sections))
     out += ["", "## Expected validation performance (Eq. 8 ± its SD, section 3.3)", ""]
     out += expected_table({s["label"]: (s["em"], s["sd"]) for s in sections.values()},
                           [b for b in BUDGETS if b <= max(s["trials"] for s in sections.values())])

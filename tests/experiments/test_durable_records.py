@@ -200,3 +200,27 @@ def test_progress_announces_no_record_the_disk_did_not_take_and_stops(tmp_path, 
     assert out[1] == "[toy/toy] trial   1 not recorded: the records file took none of it; stopping the study"
     assert progress.data_problem.startswith(f"{path}: cannot write trial 1's record (No space left on device); the file was "
                                             "rolled back to its last complete line")
+
+
+@pytest.mark.parametrize("which", ["records", "lock"])
+@pytest.mark.parametrize("to", ["file", "nothing"])
+def test_a_writer_writes_nothing_through_a_link(tmp_path, which, to):
+    """The records file and its lock are opened without following a link (O_NOFOLLOW): a link there, to a file
+    elsewhere or to none, is refused, the file it points to untouched (a link to nothing is not made a file)."""
+    path = tmp_path / "toy.jsonl"
+    target = tmp_path / ("precious" if to == "file" else "new")
+    if to == "file":
+        target.write_text(LINE[:-1])  # a last line without its newline, which a writer would complete
+    link = path if which == "records" else path.with_name("toy.jsonl.lock")
+    link.symlink_to(target)
+    for open_it in [RecordsWriter(path).__enter__, *([lambda: claim(path)] if which == "lock" else [])]:
+        with pytest.raises(OSError) as caught:
+            open_it()
+        assert caught.value.filename == str(link)
+        assert caught.value.strerror == f"a symbolic link (to {target}): the runner writes no file through a link; remove it"
+        assert (target.read_text() == LINE[:-1]) if to == "file" else not target.exists()
+    assert records._CLAIMED == {}
+    link.unlink()
+    with RecordsWriter(path) as writer:  # the writer that refused let go of its lock
+        writer.append(ONE)
+    assert path.read_text() == LINE

@@ -101,7 +101,7 @@ def test_a_read_only_home_where_ray_would_make_its_token(tmp_path):
     home.mkdir()
     env = {"HOME": str(home), "RAY_AUTH_TOKEN": "", "RAY_AUTH_TOKEN_PATH": ""}
     line = refused(f"paths.results_dir={tmp_path / 'results'}", mounts=read_only(home), **env)
-    assert line == (f"error: {home}: cannot write the auth token a new Ray makes (~/.ray/auth_token) there (Read-only file "
+    assert line == (f"error: {home}: cannot write the auth token a new local Ray needs (~/.ray/auth_token) there (Read-only file "
                     "system): set HOME to a folder this user can write, or RAY_AUTH_TOKEN_PATH to a token file "
                     "(`ray get-auth-token --generate` writes one)")
 
@@ -130,3 +130,24 @@ def test_a_second_runner_on_the_same_records_is_refused_before_ray_starts(tmp_pa
     assert line == (f"error: another runner (pid {os.getpid()}) is writing {path}; wait for it to finish or stop it, then "
                     "run the same command again to resume")
     assert not path.exists()
+
+
+@pytest.mark.parametrize("link, to", [
+    ("toy/toy.jsonl", "file"), ("toy/toy.jsonl.lock", "file"), ("toy/toy.jsonl.lock", "nothing"), ("toy", "folder"),
+    ("toy/resume", "folder"), (".tune", "folder"), (".tune/toy.ray.log", "file"), (".tune/toy-random/tuner.pkl", "file"),
+], ids=["records", "lock", "lock-to-nothing", "study-folder", "resume-folder", "tune-folder", "ray-log", "tune-state"])
+def test_a_link_where_the_runner_writes_is_refused(tmp_path, link, to):
+    """A symbolic link among the files and folders a run writes would have the lock's pid or the records written
+    into the file it points to, wherever that is (a link to nothing: a new file there)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious").write_text("keep me\n")
+    target = {"file": elsewhere / "precious", "nothing": elsewhere / "new", "folder": elsewhere}[to]
+    path = tmp_path / "results" / link
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+    before = snapshot(tmp_path)
+    assert refused(f"paths.results_dir={tmp_path / 'results'}") == (
+        f"error: {path}: a symbolic link (to {target}): the runner writes no file through a link; remove it, or give "
+        "the run another paths.results_dir")
+    assert snapshot(tmp_path) == before and sorted(p.name for p in elsewhere.iterdir()) == ["precious"]

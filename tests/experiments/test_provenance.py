@@ -231,3 +231,20 @@ def test_nested_recordings_each_see_what_was_noted_while_they_were_open(tmp_path
     with recording() as later:
         pass
     assert sorted(outer) == ["a", "b", "c"] and sorted(inner) == ["b"] and empty == {} and later == {}
+
+
+@pytest.mark.parametrize("to", ["file", "nothing"])
+def test_a_provenance_file_that_is_a_link_is_refused(tmp_path, capsys, to):
+    """`syw provenance` writes PROVENANCE.md in the study's folder, never through a link there (to a file elsewhere,
+    or to none: it would make one)."""
+    from syw.core.entry import run_main
+
+    folder = write_study(tmp_path / "results", "sst5", {"lr": (0.3, 0.02, 1.0)}, n=2)
+    target = tmp_path / ("precious" if to == "file" else "new")
+    if to == "file":
+        target.write_text("keep me\n")
+    (folder / "PROVENANCE.md").symlink_to(target)
+    assert run_main(main, [str(folder)]) == 2
+    assert capsys.readouterr().err == (f"error: {folder / 'PROVENANCE.md'}: a symbolic link (to {target}): syw provenance "
+                                       "writes no file through a link; remove it\n")
+    assert (target.read_text() == "keep me\n") if to == "file" else not target.exists()

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from tests.support.runner_util import importable_package, run
+from tests.support.runner_util import REPO, importable_package, run
 
 
 def _bad(tmp_path, *overrides):
@@ -187,6 +187,19 @@ def test_progress_counts_records_from_before_a_resume(capsys):
     assert written == [{"study": "s", "trial": 2, "status": "ok", "value": 0.39, "duration_seconds": 60.0}]
 
 
+@pytest.mark.parametrize("seconds, to_go", [(0.0003, "<1 s to go"), (0.9, "<1 s to go"), (2.4, "~2 s to go"), (75.0, "~1.2 min to go")])
+def test_an_estimate_under_a_second_reads_as_such(capsys, seconds, to_go):
+    """Trials of a few milliseconds (the toy's) leave an estimate under a second: '<1 s', not '~0.35 ms'."""
+    from types import SimpleNamespace
+
+    from syw.experiments.progress import Progress
+
+    progress = Progress(SimpleNamespace(append=lambda record: None), SimpleNamespace(name="toy"), "score", True,
+                        total=3, pending=2, concurrency=1, base={"study": "s"})
+    progress.finish({"trial": 0, "status": "ok", "value": 0.5, "duration_seconds": seconds})
+    assert capsys.readouterr().out.rstrip("\n").endswith(f"| 1 of 3 recorded; this run: 1 left, {to_go}")
+
+
 def test_suite_commit_is_dirty_for_code_changes_not_for_records(tmp_path, monkeypatch):
     import subprocess
 
@@ -234,3 +247,38 @@ def test_cluster_to_join_resolves_the_address_as_ray_does(tmp_path, monkeypatch)
     assert [cluster_to_join(a) for a in (None, "auto", "local")] == ["10.1.2.3:6379", "10.1.2.3:6379", None]
     monkeypatch.setenv("RAY_ADDRESS", "local")
     assert [cluster_to_join(a) for a in (None, "auto")] == [None, None]
+
+
+def _files(folder) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("name", ["../../../escaped_study", "a/b", "..", ".hidden", "two words"])
+def test_a_study_name_that_is_not_a_plain_name_is_refused(tmp_path, name):
+    """A study's name is a folder under paths.results_dir (and Tune's run and Ray's log under .tune): one with a
+    path in it would put records, Tune's state and Ray's log outside the results folder."""
+    results = tmp_path / "a" / "b" / "c" / "results"  # deep enough that what escapes it stays in tmp_path
+    done = run("study=toy", "trials=2", f"study.name='{name}'", f"paths.results_dir={results}", timeout=120)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert lines[0] == (f"error: {REPO / 'syw' / 'conf' / 'study' / 'toy.yaml'}: study.name: {name!r} is not a plain name "
+                        "(a letter or digit, then letters, digits, '.', '_' or '-', without '..'): it names the study's "
+                        "folder under paths.results_dir")
+    assert "Ray ready" not in done.stdout and _files(tmp_path) == []
+
+
+def test_a_family_name_that_is_not_a_plain_name_is_refused(tmp_path):
+    study = tmp_path / "studies" / "esc.yaml"
+    study.parent.mkdir()
+    study.write_text("# @package _global_\nstudy:\n  name: esc\n  description: x\n  figure: null\n  dataset: {name: toy}\n"
+                     "  splits: synthetic\n  families: {'../../../escaped_fam': toy}\n  metric: score\n  direction: max\n"
+                     "trials: 2\n")
+    results = tmp_path / "a" / "b" / "c" / "results"
+    for dry_run in ("true", "false"):
+        done = run(f"study={study}", f"dry_run={dry_run}", f"paths.results_dir={results}", timeout=120)
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert done.returncode == 2 and len(lines) == 1, done.stdout[-2000:] + done.stderr[-2000:]
+        assert lines[0] == (f"error: {study}: study.families: '../../../escaped_fam' is not a plain name (a letter or digit, "
+                            "then letters, digits, '.', '_' or '-', without '..'): it names the family's records file "
+                            "under the study's folder")
+        assert _files(tmp_path) == ["studies", "studies/esc.yaml"]

@@ -3,6 +3,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -373,3 +374,28 @@ def test_a_smaller_trials_setting_over_more_records_finishes_as_done(tmp_path):
     done = run("study=toy", "trials=5", f"paths.results_dir={tmp_path / 'results'}")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "1 of 5 trials to run" in done.stdout and "] done in" in done.stdout and "stopped" not in done.stderr
+
+
+def test_a_local_run_makes_a_private_auth_token_and_says_which_trials_continue(tmp_path):
+    """A new local Ray with no token anywhere gets one the runner makes readable by this user only (Ray's own is
+    world-readable); the first line counts the trials to run that continue from saved epochs
+    (results/<study>/resume/<family>-<trial>.pt), and a few-millisecond trial's estimate reads '<1 s to go'."""
+    home, out = tmp_path / "home", tmp_path / "results"
+    home.mkdir()
+    (out / "toy" / "resume").mkdir(parents=True)
+    record = {"study": "toy", "family": "toy", "seed": 0, "trial": 0, "params": load_family("toy").params(0, 0),
+              "status": "ok", "value": 0.5}
+    (out / "toy" / "toy.jsonl").write_text(json.dumps(record) + "\n")
+    for trial in (1, 2):  # a toy trial reads no saved state; the count is of the files there
+        (out / "toy" / "resume" / f"toy-{trial}.pt").write_bytes(b"state")
+    env = runner_env(HOME=str(home), RAY_AUTH_TOKEN="", RAY_AUTH_TOKEN_PATH="")
+    env.pop("RAY_AUTH_MODE", None)
+    done = run("study=toy", "trials=4", f"paths.results_dir={out}", env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    token = home / ".ray" / "auth_token"
+    assert (stat.S_IMODE(token.stat().st_mode), stat.S_IMODE(token.parent.stat().st_mode)) == (0o600, 0o700)
+    assert len(token.read_text()) == 64 and int(token.read_text(), 16) >= 0  # 256 bits in hex, as Ray makes them
+    assert f"[toy/toy] 3 of 4 trials to run (2 continue from saved epochs; 1 CPU, 0 GPU each) -> {out}/toy/toy.jsonl" \
+        in done.stdout
+    lines = [line for line in done.stdout.splitlines() if line.startswith("[toy/toy] trial")]
+    assert [line.split("this run: ")[1] for line in lines] == ["2 left, <1 s to go", "1 left, <1 s to go", "0 left, ~0 s to go"]

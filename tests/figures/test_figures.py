@@ -352,3 +352,23 @@ def test_budgets_state_which_family_leads_over_which_stretch_of_time_ours_and_th
     assert "FR from 30 s to 1.0 min; GloVe from 1.0 min on (the longest curve ends at 1.0 min)." in md.read_text()
     assert budget_rows(FIGURES[1], ours, "ours").query("statistic.str.startswith('lead_')").empty  # a trials axis
 
+
+
+def test_report_says_what_a_dirty_suite_commit_means(tmp_path):
+    """A record's suite commit ends in -dirty when the run started from a tree with uncommitted changes to tracked files:
+    the report says so, and where the study's folder says what is known of them."""
+    from syw.figures import report
+
+    results = tmp_path / "results"
+    write_study(results, "sst5", STUDIES[1][1], n=5)
+    md, _ = report.build("sst5", "ours", results)
+    assert "-dirty" not in md
+    path = results / "sst5" / "cnn.jsonl"
+    path.write_text(path.read_text().replace('"suite_commit": "abc123"', '"suite_commit": "abc123-dirty"'))
+    note = ("A suite commit marked `-dirty`: the run that wrote those records started from a tree whose tracked files "
+            "held changes not yet committed (`git status`); the records do not say which.")
+    md, _ = report.build("sst5", "ours", results)
+    assert "at suite commit abc123-dirty |" in md and f"\n{note}\n" in md
+    (results / "sst5" / "README.md").write_text("# sst5\n")
+    md, _ = report.build("sst5", "ours", results)
+    assert f"\n{note} What is known of them: `results/sst5/README.md`.\n" in md
