@@ -25,6 +25,7 @@ from syw.analysis.rows import finished
 from syw.analysis.table import read_table
 from syw.analysis.trials import Trials
 from syw.core.errors import DataError
+from syw.core.manifest import require_verified
 from syw.core.records import iter_records, study_records
 
 RAY_KEYS = {"timestamp", "checkpoint_dir_name", "done", "training_iteration", "trial_id", "date", "time_this_iter_s",
@@ -121,7 +122,9 @@ def read_study(folder: Path) -> Trials:
     """A study's records folder, ``results/<study>/`` (``syw run``'s ``<family>.jsonl``, one record per trial,
     the latest of each index): one row per trial with its family's label from the family file the records
     name, its validation score, training seconds and status; the direction is the records' own. The tuner
-    runs and seed reruns in subfolders are not random search and are left out (``syw fig 5`` draws them)."""
+    runs and seed reruns in subfolders are not random search and are left out (``syw fig 5`` draws them). Records
+    that do not match their manifest are refused (:func:`syw.core.manifest.require_verified`)."""
+    require_verified(folder, recursive=False)
     rows, labels, directions = [], [], set()
     for stem, records in study_records(folder).items():
         labels_of = {}  # one family file read per file, not per record
