@@ -1,7 +1,7 @@
 """What a study needs from the machine, checked before Ray starts (about 40 s here) and anything is written.
 
 The results location: every part of the path that exists is a folder, the deepest one takes a new
-file, the records and lock files are files this process can write, Tune's state folder too, and the
+file, the records, manifest and lock files are files this process can write, Tune's state folder too, and the
 file system has room. For a new local Ray: its temporary folder (``RAY_TMPDIR``, else ``TMPDIR``,
 else ``/tmp``, as Ray 2.60 picks it) takes files and has room, and HOME takes the auth token Ray
 writes when there is none. For a cluster named by ``ray.address``: a token to join it with. The data
@@ -17,6 +17,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from syw.core.manifest import manifest_of
 from syw.core.records import claim
 from syw.experiments.cluster import cluster_to_join
 from syw.experiments.provenance import DATA_FILES
@@ -71,11 +72,12 @@ def _writable_file(path: Path, what: str) -> None:
 
 
 def check_results(results_dir: Path, records: list[Path]) -> None:
-    """The records files, their folders and lock files, Tune's state folder, and room for them."""
+    """The records files, their folders, manifests and lock files, Tune's state folder, and room for them."""
     for path in records:
         _writable_folder(path.parent, "the records")
         _writable_file(path, "a records file")
         _writable_file(path.with_name(path.name + ".lock"), "the records' lock file")
+        _writable_file(manifest_of(path), "the records' manifest")
         for folder in ("resume", "predictions", "checkpoints"):  # what trials write beside the records
             if os.path.lexists(path.parent / folder):
                 _writable_folder(path.parent / folder, f"trials' {folder} files")
