@@ -82,7 +82,11 @@ def test_the_figures_refuse_the_edited_records_with_the_file_and_line(results, t
     assert not out.exists()
 
 
-def test_verdicts_and_curve_refuse_them_too(results, tmp_path, capsys):
+def test_verdicts_provenance_learning_curves_and_curve_refuse_them_too(results, tmp_path, capsys):
+    for command in (["provenance", str(results / "sst5")], ["learning-curve", "--study", "sst5", "--results", str(results)]):
+        err = refused(capsys, main, command)
+        assert err.startswith(f"error: {mismatch(results)}; ")
+    assert sorted(p.name for p in (results / "sst5").iterdir() if not p.name.endswith((".jsonl", ".sha256"))) == ["run.log"]
     err = refused(capsys, verdicts.main, ["--results", str(results), "--out", str(tmp_path / "verdicts.md")])
     assert err.startswith(f"error: {mismatch(results)}; ") and not (tmp_path / "verdicts.md").exists()
     err = refused(capsys, curve_main, ["curve", str(results / "sst5"), "--out", str(tmp_path / "curve")])
