@@ -1,6 +1,6 @@
 """``syw``: the suite's one command. ``syw <command> --help`` describes each.
 
-The light install (``pip install .`` in a checkout, or its wheel) has ``curve`` and ``table``; the others need
+The light install (``pip install .`` in a checkout, or its wheel) has ``curve``, ``table`` and ``verify``; the others need
 the full suite (``pip install '.[suite]'``, or ``make env`` in a checkout) and say so.
 Bad input is one ``error:`` line naming the file (and line or key) with exit status 2
 (:func:`syw.core.entry.run_main`); the ``python -m`` forms of the modules behave the same.
@@ -51,6 +51,7 @@ COMMANDS: dict[str, Command] = {
     "learning-curve": Command("figures.learning_curve", "a study's learning curves (score against epoch)"),
     "compare": Command("experiments.compare", "two runs of one study, trial by trial"),
     "provenance": Command("experiments.provenance", "a study's PROVENANCE.md: commands, commits, machines, inputs"),
+    "verify": Command("experiments.verify", "check a study's records against their manifests of chained hashes (light)"),
     "download": Command("data.download", "download and check a data set: sst, or the language-model corpora ptb and wikitext-2"),
     "pretrain-bilm": Command("models.elmo.pretrain", "pretrain the small biLM that stands in for ELMo here"),
     "rescore": Command("experiments.rescore", "rescore BiDAF trials on the whole dev set"),

@@ -5,7 +5,8 @@ killed run loses at most the trials in flight. A write that fails (a full disk, 
 an I/O error) is rolled back to the last complete line and raises :class:`RecordsWriteError`;
 a last line cut off by a killed run is removed by the next writer, whose lock says nobody
 is writing it. One runner at a time may write a records file: the writer holds an exclusive
-lock on ``<family>.jsonl.lock``, which a runner may :func:`claim` before Ray starts.
+lock on ``<family>.jsonl.lock``, which a runner may :func:`claim` before Ray starts. Each line's chained hash
+goes to ``<family>.jsonl.sha256`` before the line (:mod:`syw.core.manifest`, ``syw verify``).
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from syw.core.manifest import Chain, Mismatch
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -219,6 +222,10 @@ class RecordsWriter:
             self._lock = _Lock(_lock_path(self.path), self.path)
         try:
             self._complete_last_line()
+            self._chain = Chain(self.path)  # the records checked against their manifest, which each append extends
+        except Mismatch as err:
+            self.__exit__()
+            raise RecordError(str(err)) from None
         except BaseException:
             self.__exit__()
             raise
@@ -254,8 +261,8 @@ class RecordsWriter:
                   f"({len(data) - keep} bytes: its run was stopped while writing it); its trial runs again")
 
     def append(self, record: dict[str, Any]) -> None:
-        """Append one record and force it to disk; on a failed or short write, roll the file back to its
-        last complete line and raise :class:`RecordsWriteError` (nothing of the record stays)."""
+        """Append one record, its hash to the manifest first (:mod:`syw.core.manifest`), and force both to disk; on a
+        failed or short write, roll both back and raise :class:`RecordsWriteError` (nothing of the record stays)."""
         line = memoryview((json.dumps(record, sort_keys=False, default=str) + "\n").encode())
         what = f"trial {record.get('trial')}'s record"
         try:
@@ -265,6 +272,11 @@ class RecordsWriter:
         try:
             size = os.fstat(fd).st_size
             try:
+                self._chain.add(bytes(line))
+            except OSError as err:
+                raise RecordsWriteError(err.errno, f"cannot write {what}'s hash ({err.strerror}); nothing was recorded for "
+                                        "it: make room (or fix the disk), then run the same command", err.filename) from err
+            try:
                 while line:  # a short write goes on with the rest
                     written = os.write(fd, line)
                     if not written:
@@ -273,8 +285,8 @@ class RecordsWriter:
                 os.fsync(fd)
             except OSError as err:
                 raise RecordsWriteError(err.errno, f"cannot write {what} ({err.strerror}); {_roll_back(fd, size)}; "
-                                        "nothing was recorded for it: make room (or fix the disk), then run the same "
-                                        "command", str(self.path)) from err
+                                        f"{self._chain.undo()}nothing was recorded for it: make room (or fix the disk), "
+                                        "then run the same command", str(self.path)) from err
         finally:
             os.close(fd)
 

@@ -18,6 +18,7 @@ from syw.analysis.curves import Options, band_bounds, cost_table
 from syw.analysis.floors import Floor, sway_note
 from syw.analysis.forecast import MODELS, VERDICT
 from syw.core.entry import check_writable, naming, positive_int, run_main
+from syw.core.manifest import OVERRIDE_HELP, allow_unverified
 from syw.core.paths import CONF_DIR
 from syw.curve.api import GROUP, Curves, curves, read
 from syw.curve.prepare import check_targets
@@ -93,6 +94,7 @@ def add_reading(p: argparse.ArgumentParser) -> None:
     what.add_argument("--duration", help="column of training seconds per trial; 'none': no time")
     what.add_argument("--test", help="column of each trial's test score (of its selected epoch), for the test score "
                       "of the trial validation picks; default: the one named like test_<score>; 'none': none")
+    what.add_argument("--allow-unverified", action="store_true", help=OVERRIDE_HELP)
     what.add_argument("--direction", choices=("max", "min"),
                       help="max: higher is better (default; an Optuna study's own direction when it has one)")
     what.add_argument("--pick", choices=("best", "last"), default="best",
@@ -279,10 +281,11 @@ def stated_floor(sources: list[str]) -> Floor | None:
 
 def read_args(args: argparse.Namespace):
     """The trials as the options of :func:`add_reading` say to read them (``syw.curve.api.read``)."""
-    return read(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
-                maximize=None if args.direction is None else args.direction == "max", pick=args.pick,
-                failed=args.failed, test=args.test,
-                floor=Floor(args.floor, "--floor") if args.floor is not None else stated_floor(args.trials))
+    with allow_unverified(args.allow_unverified):  # a study's records folder is checked against its manifests
+        return read(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
+                    maximize=None if args.direction is None else args.direction == "max", pick=args.pick,
+                    failed=args.failed, test=args.test,
+                    floor=Floor(args.floor, "--floor") if args.floor is not None else stated_floor(args.trials))
 
 
 def curve(args: argparse.Namespace) -> int:

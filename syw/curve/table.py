@@ -11,6 +11,7 @@ import pandas as pd
 from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
 from syw.core.errors import DataError
+from syw.core.manifest import manifest_of, require_verified
 from syw.core.records import iter_records
 from syw.curve.rows import finished
 
@@ -61,6 +62,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
         frame.index = [f"line {i + 2}" for i in range(len(frame))]
         frame = frame.dropna(how="all")
     elif suffix in (".jsonl", ".json"):  # the runner's reader: a torn line from a killed run is skipped
+        if manifest_of(path).exists():  # a records file of the suite: it must match its manifest
+            require_verified(path)
         frame = pd.json_normalize(list(iter_records(path, schema=False)))  # anyone's trials, not only ours
         frame.index = [f"record {i + 1}" for i in range(len(frame))]
     else:

@@ -1,7 +1,7 @@
 """What a study needs from the machine, checked before Ray starts (about 40 s here) and anything is written.
 
 The results location: every part of the path that exists is a folder, the deepest one takes a new
-file, the records and lock files are files this process can write, Tune's state folder too, and the
+file, the records, manifest and lock files are files this process can write, Tune's state folder too, and the
 file system has room; none of what the run writes there (records, locks, the trials' files, Tune's
 state, Ray's log) is a symbolic link, which would have it written wherever the link points. For a new
 local Ray: its temporary folder (``RAY_TMPDIR``, else ``TMPDIR``, else ``/tmp``, as Ray 2.60 picks
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from syw.core.manifest import manifest_of
 from syw.core.records import claim
 from syw.experiments.cluster import cluster_to_join, local_token_needed, nonempty_file, token_found
 from syw.experiments.provenance import DATA_FILES
@@ -92,6 +93,7 @@ def check_records_links(results_dir: Path, path: Path) -> None:
     """Neither the records file ``path`` nor its lock, nor a folder between them and ``results_dir``, is a link: checked
     before the records are read too (a dry run's, a resume's), so that the runner reads no file through a link either."""
     _no_links_below(results_dir, path.with_name(path.name + ".lock"))
+    _no_links_below(results_dir, manifest_of(path))
     _no_links_below(results_dir, path)
 
 
@@ -104,7 +106,7 @@ def _no_links_within(folder: Path) -> None:
 
 
 def check_results(results_dir: Path, records: list[Path], study: str) -> None:
-    """The records files, their folders and lock files, Tune's state folder, and room for them; none of what the run
+    """The records files, their folders, manifests and lock files, Tune's state folder, and room for them; none of what the run
     writes there (records, locks, the trials' files, Tune's state of ``study``'s runs, Ray's log) a link."""
     trials_folders = {results_dir / study} | {path.parent for path in records}
     for path in records:
@@ -124,6 +126,7 @@ def check_results(results_dir: Path, records: list[Path], study: str) -> None:
         _writable_folder(path.parent, "the records")
         _writable_file(path, "a records file")
         _writable_file(path.with_name(path.name + ".lock"), "the records' lock file")
+        _writable_file(manifest_of(path), "the records' manifest")
         for folder in ("resume", "predictions", "checkpoints"):  # what trials write beside the records
             if os.path.lexists(path.parent / folder):
                 _writable_folder(path.parent / folder, f"trials' {folder} files")

@@ -20,6 +20,7 @@ from typing import Any
 
 from syw.core.entry import run_main, write_output
 from syw.core.errors import ConfigError, DataError
+from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.records import check_complete, iter_records
 from syw.core.units import count, spans
 from syw.data.fetch import file_digest
@@ -181,12 +182,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="syw provenance", description=DESCRIPTION)
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
+    parser.add_argument("--allow-unverified", action="store_true", help=OVERRIDE_HELP)
     args = parser.parse_args(argv)
     path = args.study_dir / "PROVENANCE.md"
     if os.path.islink(path):  # it would be written wherever the link points (a link to nothing: a new file there)
         raise OSError(errno.ELOOP, f"a symbolic link (to {os.readlink(path)}): syw provenance writes no file through a link; "
                       "remove it", str(path))
     check_complete(args.study_dir)  # the summary counts every record: one that does not parse stops it
+    require_verified(args.study_dir, allow=args.allow_unverified)  # and every record as written: an edited one stops it
     text = summary(args.study_dir, args.data_dir)
     write_output(path, lambda out: _write_own(out, text), "provenance")
     return 0

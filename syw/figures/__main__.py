@@ -4,8 +4,9 @@ hyperparameter, :mod:`syw.figures.sensitivity`; seed reruns' spread beside famil
 ``fig5`` is case study 5 (Melis et al. 2018, :mod:`syw.figures.fig5`): our records only, no variant.
 
 Missing or malformed records (a study or family without records, an empty family file, a
-trial file with the wrong checksum, a line of a records file that is not JSON) are one
-``error: <file>: ...`` line on stderr and exit status 2; nothing is drawn or written then.
+trial file with the wrong checksum, a line of a records file that is not JSON, a record that does not
+match its manifest, :mod:`syw.core.manifest`) are one ``error: <file>: ...`` line on stderr and exit
+status 2; nothing is drawn or written then.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from syw.core.entry import naming, run_main
 from syw.core.errors import DataError, DataMissingError
+from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO
 from syw.core.records import check_complete
 from syw.experiments.space import study_config
@@ -121,6 +123,7 @@ def parser(what: str) -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=OUT, help="the folder written to (default: figures/)")
     if what == "fig":
         p.add_argument("--run-missing", action="store_true", help="run the study first when it has no records")
+    p.add_argument("--allow-unverified", action="store_true", help=OVERRIDE_HELP)
     return p
 
 
@@ -139,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser(argv[0]).parse_args(argv[1:])
     args.what = args.figure if argv[0] == "fig" else argv[0]
     check_complete(args.results)  # what is drawn or written counts every record: one that does not parse stops it
+    require_verified(args.results, allow=args.allow_unverified)  # and every record as written: an edited one stops it
     with naming(args.out):  # an OS error that names no file is about what is written there
         return _run(args)
 

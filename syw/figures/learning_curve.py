@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syw.core.entry import run_main
+from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO
 from syw.core.records import iter_records
 from syw.experiments.space import study_config
@@ -132,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--study", required=True)
     parser.add_argument("--tolerance", type=float, default=0.01)
     parser.add_argument("--results", type=Path, default=REPO / "results")
+    parser.add_argument("--allow-unverified", action="store_true", help=OVERRIDE_HELP)
     args = parser.parse_args(argv)
+    require_verified(args.results / args.study, allow=args.allow_unverified)  # an edited record stops it
     found = curves(args.study, args.results)
     out = args.results / args.study
     (out / "learning_curve.md").write_text(markdown(args.study, found, args.tolerance) + "\n")

@@ -25,6 +25,7 @@ from syw.analysis.group import Group
 from syw.analysis.inference import budget_interval, compare
 from syw.core.entry import check_writable, run_main, write_output
 from syw.core.errors import DataError, DataMissingError
+from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO, in_checkout
 from syw.core.records import check_complete
 from syw.core.units import human_duration
@@ -261,10 +262,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="syw verdicts", description=DESCRIPTION)
     parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
     parser.add_argument("--out", type=Path, help="the Markdown file to write (default: the checkout's docs/verdicts.md)")
+    parser.add_argument("--allow-unverified", action="store_true", help=OVERRIDE_HELP)
     args = parser.parse_args(argv)
     args.out = args.out or in_checkout(OUT, "verdicts")
     check_writable(args.out, "verdicts")  # before the records are read
     check_complete(args.results)  # a verdict counts every record: one that does not parse stops it
+    require_verified(args.results, allow=args.allow_unverified)  # and every record as written: an edited one stops it
     text = build(args.results)
     write_output(args.out, lambda path: path.write_text(text), "verdicts")
     return 0

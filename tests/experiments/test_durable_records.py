@@ -24,12 +24,20 @@ def _fresh_notes_and_claims(monkeypatch):
         lock.release()
 
 
-def failing_write(monkeypatch, *, after: int, error: int = errno.ENOSPC):
-    """os.write that writes ``after`` bytes of the record (a short write), then fails with ``error``."""
+def opened(fd: int) -> str:
+    """The name of the file ``fd`` is open on: the faults below hit one file's writes, the records' or the manifest's."""
+    return os.readlink(f"/proc/self/fd/{fd}")
+
+
+def failing_write(monkeypatch, *, after: int, error: int = errno.ENOSPC, on: str = ".jsonl"):
+    """os.write that writes ``after`` bytes of the record (a short write), then fails with ``error``; only the writes
+    to the file whose name ends with ``on`` (the records file; its manifest's: ".sha256")."""
     real = os.write
     calls = []
 
     def write(fd, data):
+        if not opened(fd).endswith(on):
+            return real(fd, data)
         calls.append(len(data))
         if len(calls) == 1 and after:
             return real(fd, bytes(data[:after]))
@@ -59,7 +67,8 @@ def test_short_writes_go_on_until_the_whole_line_is_written(tmp_path, monkeypatc
     path = tmp_path / "toy.jsonl"
     real = os.write
     sizes = []
-    monkeypatch.setattr(records.os, "write", lambda fd, data: sizes.append(len(data)) or real(fd, bytes(data[:5])))
+    monkeypatch.setattr(records.os, "write", lambda fd, data: (sizes.append(len(data)) if opened(fd).endswith(".jsonl")
+                                                               else None) or real(fd, bytes(data[:5])))
     with RecordsWriter(path) as writer:
         writer.append(ONE)
     monkeypatch.undo()
@@ -70,7 +79,11 @@ def test_a_failed_fsync_is_rolled_back_too(tmp_path, monkeypatch):
     path = tmp_path / "toy.jsonl"
     path.write_text(LINE)
 
+    real = os.fsync
+
     def fsync(fd):
+        if not opened(fd).endswith(".jsonl"):
+            return real(fd)
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
     with RecordsWriter(path) as writer:
@@ -85,7 +98,11 @@ def test_a_roll_back_that_fails_says_so_and_the_next_writer_removes_the_partial_
     path = tmp_path / "toy.jsonl"
     path.write_text(LINE)
 
+    real = os.ftruncate
+
     def ftruncate(fd, size):
+        if not opened(fd).endswith(".jsonl"):
+            return real(fd, size)
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
     with RecordsWriter(path) as writer:

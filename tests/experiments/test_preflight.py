@@ -43,11 +43,13 @@ def refused(*overrides: str, mounts: str = "", **env: str) -> str:
     ({"results/toy/toy.jsonl/": None}, "results", "error: {t}/results/toy/toy.jsonl: a folder, not a records file; move it away"),
     ({"results/toy/toy.jsonl.lock/": None}, "results",
      "error: {t}/results/toy/toy.jsonl.lock: a folder, not the records' lock file; move it away"),
+    ({"results/toy/toy.jsonl.sha256/": None}, "results",
+     "error: {t}/results/toy/toy.jsonl.sha256: a folder, not the records' manifest; move it away"),
     ({"results/.tune": ""}, "results", "error: {t}/results/.tune: a file, not a folder: Ray Tune's state cannot be written there"),
     ({"results/toy/resume": ""}, "results",
      "error: {t}/results/toy/resume: a file, not a folder: trials' resume files cannot be written there"),
-], ids=["parent-is-a-file", "study-folder-is-a-file", "records-file-is-a-folder", "lock-is-a-folder", "tune-state-is-a-file",
-        "resume-is-a-file"])
+], ids=["parent-is-a-file", "study-folder-is-a-file", "records-file-is-a-folder", "lock-is-a-folder", "manifest-is-a-folder",
+        "tune-state-is-a-file", "resume-is-a-file"])
 def test_a_results_location_of_the_wrong_type(tmp_path, layout, results, expect):
     for name, content in layout.items():
         path = tmp_path / name

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from syw.core.manifest import manifest_of
 from syw.experiments.provenance import main
-from tests.support.fake_records import write_study
+from tests.support.fake_records import write_records, write_study
 from tests.support.fixtures_sst import write_sst_fixture
 
 
@@ -93,7 +94,7 @@ def test_provenance_lists_the_files_trials_read_and_wrote(tmp_path):
     for row in rows:
         row.update(inputs_sha256={"squad/train-v1.1.reconstructed.json": "ab12"},
                    outputs={"predictions": f"predictions/bidaf-{row['trial']}.json"})
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    write_records(path, rows)
     main([str(folder)])
     text = (folder / "PROVENANCE.md").read_text()
     assert "- `squad/train-v1.1.reconstructed.json`: sha256 ab12 (3 trials)" in text
@@ -108,14 +109,15 @@ def test_provenance_names_the_records_without_file_checksums(tmp_path):
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     for row in rows[3:]:
         row["inputs_sha256"] = {"sst/train.txt": "ab12"}
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    write_records(path, rows)
     main([str(folder)])
     text = (folder / "PROVENANCE.md").read_text()
     assert "- lr: 5 of 5 records (trials 0-4)" in text and "- cnn: 3 of 5 records (trials 0-2)" in text
     for row in rows:
         row["inputs_sha256"] = {"sst/train.txt": "ab12"}
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    write_records(path, rows)
     (folder / "lr.jsonl").unlink()
+    manifest_of(folder / "lr.jsonl").unlink()  # the family gone, its manifest too
     main([str(folder)])
     assert "without file checksums" not in (folder / "PROVENANCE.md").read_text()
 

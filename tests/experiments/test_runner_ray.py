@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ray_start import ONE_START
+from syw.core.manifest import check
 from syw.core.records import RecordsBusy, RecordsWriter, done_indices, iter_records
 from syw.experiments.space import load_family
 from tests.support.runner_util import REPO, importable_package, records, run, runner_env
@@ -164,6 +165,7 @@ def test_sigkill_then_resume(tmp_path):
     rows = records(path)
     assert len(rows) == 14 and sorted(r["trial"] for r in rows) == list(range(14))
     assert f"{14 - n_before} of 14 trials to run" in done.stdout
+    assert check(path).ok and check(path).lines == 14  # the manifest too survived the kill (a hash ahead is dropped)
 
 
 def test_second_writer_refused(tmp_path):

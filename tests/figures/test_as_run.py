@@ -11,7 +11,7 @@ from syw.core.errors import DataMissingError
 from syw.figures import sources
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
-from tests.support.fake_records import spec_for_paper_file, write_paper_file, write_study
+from tests.support.fake_records import spec_for_paper_file, write_paper_file, write_records, write_study
 
 FLOOR = 0.2  # conf/study/sst5*.yaml: study.floor
 
@@ -77,7 +77,7 @@ def test_as_run_comparison_reads_the_authors_file_from_the_data_folder(records, 
 def set_learning_rates(path):
     """Give generated CNN records learning rates 0.002, 0.004, ... (trial order); return them."""
     rows = [json.loads(l) for l in path.read_text().splitlines()]
-    path.write_text("".join(json.dumps({**r, "params": {"lr": 0.002 * (i + 1)}}) + "\n" for i, r in enumerate(rows)))
+    write_records(path, [{**r, "params": {"lr": 0.002 * (i + 1)}} for i, r in enumerate(rows)])
     return pd.read_json(path, lines=True)
 
 

@@ -1,6 +1,5 @@
 """Figure 5 and its budgets (case study 5, Melis et al. 2018) on synthetic records in the runner's layout:
 Eq. 8 with direction min, the GP tuner's mean best-so-far, the trials it saves and the leader by n, by hand."""
-import json
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +9,7 @@ from syw.core.entry import run_main
 from syw.figures import __main__ as cli
 from syw.figures import fig5
 from syw.figures.sources import study_with_records
-from tests.support.fake_records import write_study
+from tests.support.fake_records import write_records, write_study
 from tests.support.figure_util import kept, legend_texts
 
 STUDY = "ptb_melis_reduced"
@@ -27,14 +26,12 @@ def write_family(folder: Path, family: str, values: list, duration: float, *, st
     name = f"{family}.jsonl" if strategy == "random" else f"{strategy}/{family}.tuner_seed{tuner_seed}.jsonl"
     path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as out:
-        for trial, value in enumerate(values):
-            out.write(json.dumps({
-                "study": folder.name, "family": family, "trial": trial, "seed": trial, "status": "failed" if value is None else "ok",
-                "metric": "perplexity", "direction": "min", "value": value, "params": {"dropout": 0.1 * trial},
-                "duration_seconds": duration, "strategy": strategy, "tuner_seed": tuner_seed,
-                "tuner": {"concurrency": 1, "startup_trials": 2}, "command": f"syw run study={folder.name}"}) + "\n")
-    return path
+    return write_records(path, [{
+        "study": folder.name, "family": family, "trial": trial, "seed": trial, "status": "failed" if value is None else "ok",
+        "metric": "perplexity", "direction": "min", "value": value, "params": {"dropout": 0.1 * trial},
+        "duration_seconds": duration, "strategy": strategy, "tuner_seed": tuner_seed,
+        "tuner": {"concurrency": 1, "startup_trials": 2}, "command": f"syw run study={folder.name}"}
+        for trial, value in enumerate(values)])
 
 
 def write_melis(results: Path, *, gp: list | None = None, study: str = STUDY) -> Path:

@@ -11,12 +11,13 @@ from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
 from syw.core.entry import run_main
 from syw.core.errors import DataError
+from syw.core.manifest import manifest_of
 from syw.curve.style import STYLES
 from syw.figures import sources
 from syw.figures.__main__ import main
 from syw.figures.specs import FIGURES
 from tests.support import oracle
-from tests.support.fake_records import spec_for_paper_file, use_paper_file, write_paper_file, write_study
+from tests.support.fake_records import spec_for_paper_file, use_paper_file, write_paper_file, write_records, write_study
 
 STUDIES = {
     1: ("sst5", {"lr": (0.34, 0.03, 1.5), "cnn": (0.29, 0.06, 40)}),
@@ -99,10 +100,11 @@ def test_every_family_has_a_style_and_families_drawn_together_differ():
 
 def test_a_figure_never_leaves_a_family_out(records, tmp_path, capsys):
     lr = records / "sst5" / "lr.jsonl"
-    lr.write_text("")
+    write_records(lr, [])
     assert run_main(main, ["fig1", "--results", str(records), "--out", str(tmp_path / "o")]) == 2
     assert f"error: {lr}: no ok trial of family 'lr'" in capsys.readouterr().err
     lr.unlink()
+    manifest_of(lr).unlink()
     assert run_main(main, ["fig1", "--results", str(records), "--out", str(tmp_path / "o")]) == 2
     assert f"error: {lr}: no records of family 'lr'" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
@@ -225,7 +227,7 @@ def test_report_fills_every_checklist_item_from_records(tmp_path):
         path = results / "sst5" / f"{name}.jsonl"
         rows = [json.loads(l) for l in path.read_text().splitlines()]
         family = load_family(stem, name=name)
-        path.write_text("".join(json.dumps({**r, "params": family.params(0, r["trial"])}) + "\n" for r in rows))
+        write_records(path, [{**r, "params": family.params(0, r["trial"])} for r in rows])
     assert main(["report", "--results", str(results), "--out", str(tmp_path / "o")]) == 0
     text = (tmp_path / "o" / "report_sst5_ours.md").read_text()
     checklist = text.split("## Checklist (Text Box 1)")[1].split("## Expected")[0]

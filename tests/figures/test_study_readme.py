@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from syw.core.entry import run_main
+from syw.core.manifest import start
 from syw.core.paths import REPO
 from syw.experiments.provenance import summary
 from syw.pages.study_readme import ReadmeError, main, readmes, regenerate, run
@@ -96,6 +97,7 @@ def study(tmp_path):
             "b": [_record("synth", "b", i, 0.35, 30.0, 10 * i + 1) for i in range(4)]}
     for family, records in rows.items():
         (folder / f"{family}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        start(folder / f"{family}.jsonl", "made by this test")  # as syw run leaves them
     (folder / "run.log").write_text(
         "=== started Thu Jan  1 00:00:00 UTC 2026 at commit abc1234\n...\nreal\t1m30.000s\nThu Jan  1 00:01:31 UTC 2026\n"
         "=== resumed Thu Jan  1 01:00:00 UTC 2026 at commit def1234\n...\n=== stopped Thu Jan  1 01:10:00 UTC 2026 by hand\n")

@@ -5,28 +5,36 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from syw.core.manifest import manifest_of, start
 from syw.figures import sources
 from syw.figures.specs import FIGURES, FigureSpec
 
 
 def write_study(results: Path, study: str, families: dict[str, tuple[float, float, float]], n: int = 50, seed: int = 0) -> Path:
-    """results/<study>/<family>.jsonl with ``n`` ok trials per family: (score mean, score sd, duration)."""
+    """results/<study>/<family>.jsonl with ``n`` ok trials per family: (score mean, score sd, duration), and the
+    manifest of each (``syw.core.manifest``)."""
     rng = np.random.default_rng(seed)
     folder = results / study
     folder.mkdir(parents=True, exist_ok=True)
     for family, (mean, sd, duration) in families.items():
-        with (folder / f"{family}.jsonl").open("w") as out:
-            for i in range(n):
-                out.write(json.dumps({
-                    "study": study, "family": family, "trial": i, "seed": 0, "status": "ok", "metric": "accuracy",
-                    "value": float(np.clip(rng.normal(mean, sd), 0, 1)), "params": {"x": float(rng.uniform())},
-                    "duration_seconds": float(duration * rng.uniform(0.5, 1.5)), "best_epoch": 3, "epochs_run": 8,
-                    "hardware": {"cpu": "Test CPU", "gpu": "none", "cpu_count": 2, "host": "test"},
-                    "versions": {"python": "3.11", "torch": "2.13.0", "suite_commit": "abc123"},
-                    "started_at": "2026-01-01T00:00:00.000+00:00", "ended_at": "2026-01-01T00:00:01.000+00:00",
-                    "command": f"syw run study={study}",
-                }) + "\n")
+        write_records(folder / f"{family}.jsonl", [{
+            "study": study, "family": family, "trial": i, "seed": 0, "status": "ok", "metric": "accuracy",
+            "value": float(np.clip(rng.normal(mean, sd), 0, 1)), "params": {"x": float(rng.uniform())},
+            "duration_seconds": float(duration * rng.uniform(0.5, 1.5)), "best_epoch": 3, "epochs_run": 8,
+            "hardware": {"cpu": "Test CPU", "gpu": "none", "cpu_count": 2, "host": "test"},
+            "versions": {"python": "3.11", "torch": "2.13.0", "suite_commit": "abc123"},
+            "started_at": "2026-01-01T00:00:00.000+00:00", "ended_at": "2026-01-01T00:00:01.000+00:00",
+            "command": f"syw run study={study}",
+        } for i in range(n)])
     return folder
+
+
+def write_records(path: Path, records: list[dict]) -> Path:
+    """``records`` as the lines of ``path``, with their manifest made afresh, as ``syw run`` leaves them."""
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    manifest_of(path).unlink(missing_ok=True)
+    start(path, "made by tests/support/fake_records.py")
+    return path
 
 
 def write_paper_file(folder: Path, number: int, seed: int = 0, n: int = 50) -> Path:

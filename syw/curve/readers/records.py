@@ -6,6 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from syw.core.errors import DataError
+from syw.core.manifest import require_verified
 from syw.core.records import study_records
 from syw.curve.trials import Trials
 
@@ -19,7 +20,9 @@ def read_study(folder: Path) -> Trials:
     """A study's records folder, ``results/<study>/`` (``syw run``'s ``<family>.jsonl``, one record per trial,
     the latest of each index): one row per trial with its family's label from the family file the records
     name, its validation score, training seconds and status; the direction is the records' own. The tuner
-    runs and seed reruns in subfolders are not random search and are left out (``syw fig 5`` draws them)."""
+    runs and seed reruns in subfolders are not random search and are left out (``syw fig 5`` draws them). Records
+    that do not match their manifest are refused (:func:`syw.core.manifest.require_verified`)."""
+    require_verified(folder, recursive=False)
     rows, labels, directions = [], [], set()
     for stem, records in study_records(folder).items():
         labels_of = {}  # one family file read per file, not per record
