@@ -8,13 +8,15 @@ by each method. The power realised at K is then measured on the true pools: the 
 searches of K trials per group drawn from the pools in which the test names the pools' own leader at n.
 
 Columns: ``true K`` is the plan with the pools themselves as the pilot (exact up to simulation; "> cap"
-when no size up to the cap has the power); ``found`` the fraction of pilots for which a K up to the cap
-was found; ``K`` the median (mean) recommended K over those; ``promised`` the mean simulated power at K
-(0.8 or a little above; higher where K is held up by ``trials_needed(n)``); ``realised`` the mean power at
-K on the true pools, over the pilots with a K; ``wrong leader`` the fraction of those whose pilot led the
-other way. Pools: opda's tuning data (Lourie et al. 2024, https://github.com/nicholaslourie/opda, folder
-``data/``, CC BY-SA 4.0; ``--data`` or ``$SYW_OPDA_DATA``, searched recursively) and the authors' trials
-of Dodge et al. 2019 (``--authors`` or ``$SYW_DATA_DIR/authors_trials``).
+when no size up to the cap has the power); ``where``: ``floor`` when the true K is ``trials_needed(n)``
+(power does not bind), ``near`` when it is at most ``REACH`` (3) times the pilot's N, ``far`` beyond;
+``found`` the fraction of pilots for which a K up to the cap was found; ``K`` the median (mean)
+recommended K over those; ``promised`` the mean simulated power at K (0.8 or a little above; higher
+where K is held up by ``trials_needed(n)``); ``realised`` the mean power at K on the true pools, over the
+pilots with a K; ``wrong leader`` the fraction of those whose pilot led the other way. Pools: opda's
+tuning data (Lourie et al. 2024, https://github.com/nicholaslourie/opda, folder ``data/``, CC BY-SA 4.0;
+``--data`` or ``$SYW_OPDA_DATA``, searched recursively) and the authors' trials of Dodge et al. 2019
+(``--authors`` or ``$SYW_DATA_DIR/authors_trials``).
 """
 from __future__ import annotations
 

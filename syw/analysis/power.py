@@ -76,8 +76,7 @@ def _probability(value, what: str) -> float:
     return p
 
 
-def _check(power: float, confidence: float, draws: int, method: str) -> None:
-    _probability(power, "power")
+def _check(confidence: float, draws: int, method: str) -> None:
     _probability(confidence, "confidence")
     if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
         raise ValueError(f"draws must be a positive integer, got {draws!r}")
@@ -185,7 +184,7 @@ def power_at(scores_a, scores_b, n: int, trials: int, *, confidence: float = 0.9
              draws: int = DRAWS, seed: int = 0, maximize: bool = True) -> float:
     """The simulated chance that ``compare(A, B, at=[n])`` on ``trials`` trials per group names the pilot's
     leader at n (module doc: ``method``); 0 below :func:`trials_needed` (n), NaN where the pilot's curves tie at n."""
-    _check(0.5, confidence, draws, method)
+    _check(confidence, draws, method)
     (n,) = check_budgets([n])
     trials = _size(trials, "trials", 1)
     a, b = _pilot(scores_a, "A", maximize), _pilot(scores_b, "B", maximize)
@@ -225,7 +224,8 @@ def plan(scores_a, scores_b, at: Sequence[int], *, power: float = 0.8, confidenc
     probability ``power``, simulated from the pilot trials of A and B (module doc). Budgets past the pilot's
     :func:`~syw.analysis.inference.limit_budget` (the smaller pilot's N) get no size: the pilot cannot tell
     its leader there without assumptions."""
-    _check(power, confidence, draws, method)
+    power = _probability(power, "power")
+    _check(confidence, draws, method)
     cap = _size(cap, "cap", 2)
     if len(names) != 2 or str(names[0]) == str(names[1]):
         raise ValueError(f"names must be two different labels, got {names!r}")
@@ -246,7 +246,7 @@ def plan(scores_a, scores_b, at: Sequence[int], *, power: float = 0.8, confidenc
         if max(2, least) > cap:  # the test cannot name a leader at n with cap trials
             rows.append(PlanRow(n, None, 0.0, METHODS[method], leader, limit, least))
             continue
-        size, p = _search(lambda k: _power(searches, k, n, sign, confidence), max(2, least), cap, float(power))
+        size, p = _search(lambda k: _power(searches, k, n, sign, confidence), max(2, least), cap, power)
         rows.append(PlanRow(n, size, p, METHODS[method], leader, limit, least))
     return rows
 
