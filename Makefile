@@ -85,11 +85,16 @@ dist: env
 clean-env:
 	rm -rf $(VENV)
 
-.PHONY: bench-runner bench-ray-start bench-core-rate bench-curve bench-inference
+.PHONY: bench-runner bench-ray-start bench-core-rate bench-curve bench-inference bench-plan
 # Validity and power of the comparisons (issue 62), on synthetic pools and, with SYW_OPDA_DATA (opda's data/
 # files), public searches resampled; BENCH_ARGS=--write puts the table into docs/syw.md
 bench-inference: env
 	$(PY) -m benchmarks.inference $(BENCH_ARGS)
+
+# The trial planner's promise against the power it delivers (issue 73): pilots of public searches (SYW_OPDA_DATA,
+# SYW_DATA_DIR's authors_trials/); BENCH_ARGS=--write puts the table into docs/syw.md, --pilots 10 is quick
+bench-plan: env
+	$(PY) -m benchmarks.plan $(BENCH_ARGS)
 
 # syw curve's wall time against N trials per group (issue 61): 2 x 10,000 within twice 2 x 50
 bench-curve: env

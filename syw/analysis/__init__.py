@@ -7,6 +7,7 @@ The estimators of Dodge et al. (2019), section 3, and the ones built around them
 - :func:`bootstrap_expected_max`: the bootstrap of section 3.2.
 - :func:`confidence_bands`: simultaneous bands for the tuning curve (via ``opda``).
 - :mod:`syw.analysis.budget`: budget inference (section 4.4) and comparisons between families.
+- :mod:`syw.analysis.power`: how many trials per group decide A against B at a budget (simulated power).
 """
 from syw.analysis.bands import confidence_bands
 from syw.analysis.budget import (
