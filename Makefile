@@ -85,7 +85,7 @@ dist: env
 clean-env:
 	rm -rf $(VENV)
 
-.PHONY: bench-runner bench-ray-start bench-core-rate bench-curve bench-inference bench-plan
+.PHONY: bench-runner bench-ray-start bench-core-rate bench-curve bench-inference bench-plan bench-sequential bench-sequential-replay
 # Validity and power of the comparisons (issue 62), on synthetic pools and, with SYW_OPDA_DATA (opda's data/
 # files), public searches resampled; BENCH_ARGS=--write puts the table into docs/syw.md
 bench-inference: env
@@ -95,6 +95,16 @@ bench-inference: env
 # SYW_DATA_DIR's authors_trials/); BENCH_ARGS=--write puts the table into docs/syw.md, --pilots 10 is quick
 bench-plan: env
 	$(PY) -m benchmarks.plan $(BENCH_ARGS)
+
+# The group-sequential comparison (issue 74): error under optional stopping, power and trials used against the
+# fixed-N test and testing every look at 95%; synthetic pools, opda's (SYW_OPDA_DATA) and the authors' searches
+# ($SYW_DATA_DIR/authors_trials) resampled in order; BENCH_ARGS=--write puts the table into docs/syw.md.
+# bench-sequential-replay: results/sst5_as_run_200 replayed at looks every 10 and 20 trials
+bench-sequential: env
+	$(PY) -m benchmarks.sequential $(BENCH_ARGS)
+
+bench-sequential-replay: env
+	$(PY) -m benchmarks.sequential_replay $(BENCH_ARGS)
 
 # syw curve's wall time against N trials per group (issue 61): 2 x 10,000 within twice 2 x 50
 bench-curve: env

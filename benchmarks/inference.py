@@ -117,11 +117,15 @@ def _imagenet_final(row: dict) -> float:  # top-1 at the end; a run with no epoc
 
 
 def _real(folder: Path | None) -> list[Family]:
-    """opda's tuning data: DeBERTaV3 vs DeBERTa (1,024 trials each), ConvNeXt vs AlexNet (512 each)."""
+    """opda's tuning data: DeBERTaV3 vs DeBERTa (1,024 trials each), ConvNeXt vs AlexNet (512 each), from ``folder``
+    or its subfolders."""
     if folder is None:
         return []
-    files = {"v3": folder / "deberta-v3-base_tuning.results.jsonl", "v1": folder / "deberta-base_tuning.results.jsonl",
-             "cx": folder / "convnext-tiny_tuning.results.jsonl", "ax": folder / "alexnet_tuning.results.jsonl"}
+    names = {"v3": "deberta-v3-base_tuning.results.jsonl", "v1": "deberta-base_tuning.results.jsonl",
+             "cx": "convnext-tiny_tuning.results.jsonl", "ax": "alexnet_tuning.results.jsonl"}
+    # in the folder itself, or one level down as opda's data/ has them (data/deberta/, data/alexnet/, ...)
+    files = {k: next((p for p in (folder / name, *sorted(folder.glob(f"*/{name}"))) if p.is_file()), folder / name)
+             for k, name in names.items()}
     out = []
     if files["v3"].is_file() and files["v1"].is_file():
         out.append(Family("deberta-final", _jsonl(files["v3"], _nli_final), _jsonl(files["v1"], _nli_final)))

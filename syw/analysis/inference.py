@@ -239,6 +239,36 @@ def _stepdown(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, alpha: float)
     return out_c, out_p
 
 
+def _studentized(xa: np.ndarray, xb: np.ndarray, budgets: np.ndarray, limit: int):
+    """For sorted samples: V_n^A - V_n^B, its jackknife standard error, the Welch-Satterthwaite degrees of
+    freedom (Kish's per group; NaN past ``limit`` or where the error is 0: every relevant trial tied), the
+    centred leave-one-out deviations of each group at the budgets up to the limit, and that mask."""
+    est = expected_max_unbiased(xa, budgets) - expected_max_unbiased(xb, budgets)
+    ok = budgets <= limit  # the jackknife is needed only where a claim is possible
+    dev_a, dev_b = _deviations(xa, budgets[ok]), _deviations(xb, budgets[ok])
+    var_a, var_b, df = (np.full(budgets.size, np.nan) for _ in range(3))
+    var_a[ok] = (xa.size - 1) / xa.size * np.sum(dev_a**2, axis=1)
+    var_b[ok] = (xb.size - 1) / xb.size * np.sum(dev_b**2, axis=1)
+    se = np.sqrt(var_a + var_b)
+    live = ok & (np.nan_to_num(se) > 0)
+    df[live] = (var_a[live] + var_b[live]) ** 2 / (var_a[live] ** 2 / _kish_dof(xa.size, budgets[live])
+                                                   + var_b[live] ** 2 / _kish_dof(xb.size, budgets[live]))
+    return est, se, df, dev_a, dev_b, ok
+
+
+def jackknife_t(scores_a, scores_b, at: Budgets, confidence: float = 0.95,
+                maximize: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pieces of :func:`compare`'s test at the budgets ``at``: V_n^A - V_n^B (oriented: positive means A
+    is better), its jackknife standard error and the degrees of freedom of its t; the degrees of freedom are
+    NaN where no claim is possible (past :func:`limit_budget` of the smaller N, or a standard error of 0)."""
+    xa = _sorted(scores_a, maximize, least=2, what="group A")
+    xb = _sorted(scores_b, maximize, least=2, what="group B")
+    size = min(xa.size, xb.size)
+    budgets = check_budgets(at, n_max=size)
+    est, se, df = _studentized(xa, xb, budgets, limit_budget(size, confidence))[:3]
+    return est, se, df
+
+
 def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets | None = None,
             at: Budgets | None = None, confidence: float = 0.95, maximize: bool = True,
             adjust: str = "stepdown") -> Difference:
@@ -264,16 +294,8 @@ def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets
     if np.unique(budgets).size != budgets.size:
         raise ValueError(f"budgets must not repeat, got {budgets.tolist()}")
     limit = limit_budget(size, confidence)
-    est = expected_max_unbiased(xa, budgets) - expected_max_unbiased(xb, budgets)
-    ok = budgets <= limit  # the jackknife is needed only where a claim is possible
-    dev_a, dev_b = _deviations(xa, budgets[ok]), _deviations(xb, budgets[ok])
-    var_a, var_b, df = (np.full(budgets.size, np.nan) for _ in range(3))
-    var_a[ok] = (xa.size - 1) / xa.size * np.sum(dev_a**2, axis=1)
-    var_b[ok] = (xb.size - 1) / xb.size * np.sum(dev_b**2, axis=1)
-    se = np.sqrt(var_a + var_b)
-    live = ok & (np.nan_to_num(se) > 0)  # se = 0: every relevant trial tied, the spread is unmeasured
-    df[live] = (var_a[live] + var_b[live]) ** 2 / (var_a[live] ** 2 / _kish_dof(xa.size, budgets[live])
-                                                   + var_b[live] ** 2 / _kish_dof(xb.size, budgets[live]))
+    est, se, df, dev_a, dev_b, ok = _studentized(xa, xb, budgets, limit)
+    live = np.isfinite(df)
     t = np.full(budgets.size, np.nan)
     t[live] = est[live] / se[live]
     p = np.full(budgets.size, np.nan)
@@ -363,5 +385,5 @@ def limit_lines(diffs: list[Difference], sizes: dict[str, int]) -> list[str]:
     return out
 
 
-__all__ = ["BudgetInterval", "budget_interval", "compare", "jackknife_variance", "limit_budget",
+__all__ = ["BudgetInterval", "budget_interval", "compare", "jackknife_t", "jackknife_variance", "limit_budget",
            "limit_lines", "rule", "shown_budgets", "trials_needed"]
