@@ -26,8 +26,8 @@ from syw.analysis.sequential import Design, SequentialResult, sequential
 from syw.core.entry import run_main
 from syw.core.paths import REPO
 from syw.figures.sources import study_rows
-from syw.figures.verdicts_fig1_200 import BUDGETS, EARLY, LATE, STUDY
-from syw.figures.verdicts_fig1_200 import decide as verdict
+from syw.pages.verdicts_fig1_200 import BUDGETS, EARLY, LATE, STUDY
+from syw.pages.verdicts_fig1_200 import decide as verdict
 
 STEPS = (20, 10)  # trials per family between looks
 DOC = REPO / "docs" / "syw.md"

@@ -37,6 +37,8 @@ def _prefix(what: str) -> Callable[[list[str]], list[str]]:
 COMMANDS: dict[str, Command] = {
     "curve": Command("curve.command", "expected-max curves, figure and report of anyone's trials (light)",
                      _prefix("curve")),
+    "plan": Command("curve.plan_command", "trials per group that would decide group A against B at budgets n, "
+                    "from a pilot's trials (light)"),
     "table": Command("curve.table_command", "the expected-max table of a records file, printed and written (light)"),
     "run": Command("experiments.run", "run a study: syw run study=sst5 [family=cnn trials=20 ...]", hydra=True),
     "reseed": Command("experiments.reseed", "rerun a family's best assignments with new seeds", hydra=True),

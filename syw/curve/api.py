@@ -23,6 +23,7 @@ from syw.analysis.bands import Statistic, curve_name
 from syw.analysis.compare import Difference
 from syw.analysis.curves import Curve, Options, band_bounds, budgets, build, comparisons, leader_changes, table
 from syw.analysis.floors import Floor
+from syw.analysis.power import plan as plan_sizes
 from syw.core.errors import DataError
 from syw.curve.checklist import Checklist
 from syw.curve.checklist import build as checklist_of
@@ -108,6 +109,18 @@ class Curves:
         """``pair``'s difference (:meth:`compare`), else every pair of random-search groups', and a note
         for each pair it cannot be computed for."""
         return comparisons(self.curves, self.options, self.prepared.source, pair)
+
+    def plan(self, a: str, b: str, at: Sequence[int], *, power: float = 0.8, cap: int = 5_000, method: str = "bootstrap",
+             draws: int = 1_000, seed: int = 0) -> pd.DataFrame:
+        """How many trials per group would decide ``a`` against ``b`` at each pre-stated budget (the pointwise test of
+        :meth:`compare` with ``at``) with probability ``power``, simulated from these trials as a pilot
+        (``syw.analysis.power.plan``): one row per n with ``trials_per_group`` (NaN where no size up to ``cap``
+        decides it), ``power``, the pilot's ``leader``, the largest budget the pilot speaks for and the method."""
+        rows = plan_sizes(self[a].scores, self[b].scores, at, power=power, confidence=self.options.compare_confidence,
+                          cap=cap, method=method, draws=draws, seed=seed, maximize=self.prepared.maximize, names=(a, b))
+        return pd.DataFrame([{"n": r.n, "trials_per_group": r.trials_per_group, "power": r.power, "leader": r.leader,
+                              "pilot_limit": r.limit, "least": r.least, "method": r.method} for r in rows],
+                            columns=["n", "trials_per_group", "power", "leader", "pilot_limit", "least", "method"])
 
     def budgets(self, targets: Sequence[float | tuple[float, str]]) -> pd.DataFrame:
         """Per group and target: the first n whose curve reaches it (``syw.analysis.curves.budgets``)."""

@@ -15,7 +15,7 @@ from syw.core.manifest import HEADER
 from syw.core.paths import REPO
 from syw.figures import __main__ as figures
 from syw.figures import verdicts
-from syw.figures.curve_command import main as curve_main
+from syw.curve.command import main as curve_main
 from tests.support.light import run_light
 
 EDITED = 17  # the CNN line whose score is changed
