@@ -13,9 +13,9 @@ from syw.cli import main
 from syw.core.entry import run_main
 from syw.core.manifest import HEADER
 from syw.core.paths import REPO
-from syw.figures import __main__ as figures
-from syw.figures import verdicts
 from syw.curve.command import main as curve_main
+from syw.figures import __main__ as figures
+from syw.pages import verdicts
 from tests.support.light import run_light
 
 EDITED = 17  # the CNN line whose score is changed
