@@ -12,6 +12,7 @@ from syw.analysis.cost import RULE as COST_RULE
 from syw.analysis.cost import drawn_from, round_time_ticks
 from syw.analysis.curves import Curve, Options
 from syw.analysis.forecast import VERDICT
+from syw.analysis.power import plan
 from syw.analysis.selected import RULE as SELECTED_RULE
 from syw.core.units import human_duration
 
@@ -39,6 +40,10 @@ SENTENCES = {
     "ties": ("  Some scores are tied (a finite validation set): the `{method}` band's coverage is exact only for "
              "continuous scores; `--band-method dkw` holds regardless."),
     "one_group": "one group only",
+    "settle": ("{a} vs {b}, undecided at n = {n} with these trials: about {k} trials per group would decide it with "
+               "{power} power at the same level (`syw plan`, these trials as the pilot: docs/syw.md)"),
+    "settle_none": ("{a} vs {b}, undecided at n = {n} with these trials: no size up to 5,000 trials per group is "
+                    "planned to decide it from these trials (they speak for n up to {limit}; `syw plan`)"),
     "identical": "nowhere: the curves are identical at every shared budget (n = 1 to {last})",
     "leads_throughout": "nowhere: {name} leads at every shared budget (n = 1 to {last})",
     "difference": ("**Difference of two curves** (`analysis/compare.py`): each group's simultaneous band at level "
@@ -126,6 +131,27 @@ def cost_rows(curves: list[Curve], budgets: pd.DataFrame, maximize: bool) -> lis
             reached.append(say("reached_in_time", target=f"{target:g}", time=human_duration(c.cost.seconds[hits[0]]))
                            if hits.size else say("not_in_time", target=f"{target:g}"))
         out.append(f"| {c.name} | " + " | ".join(cells) + f" | {'; '.join(reached) or '-'} |")
+    return out
+
+
+def settle_lines(curves: list[Curve], differences: list[Difference], options: Options) -> list[str]:
+    """For each budget stated with ``--at`` that a jackknife comparison leaves undecided: about how many trials per
+    group would decide it with 80% power (``syw.analysis.power.plan``, these trials as the pilot)."""
+    by_name = {c.name: c for c in curves}
+    out = []
+    for d in differences:
+        if d.method != "jackknife" or d.claim != "pointwise":
+            continue
+        undecided = [int(n) for n, who in zip(d.ns, d.leader()) if who is None]
+        if not undecided:
+            continue
+        a, b = (by_name[name] for name in d.names)
+        for row in plan(a.scores, b.scores, undecided, confidence=d.confidence, maximize=options.maximize, names=d.names):
+            if row.trials_per_group is not None:
+                out.append(say("settle", a=d.names[0], b=d.names[1], n=row.n, k=row.trials_per_group,
+                               power=f"{row.power:.0%}"))
+            else:
+                out.append(say("settle_none", a=d.names[0], b=d.names[1], n=row.n, limit=row.limit))
     return out
 
 
@@ -250,6 +276,7 @@ def build(curves: list[Curve], *, source: str, columns: dict[str, str], notes: l
         sizes = {c.name: c.scores.size for c in curves}
         out += [f"- {sentence(d, (sizes[d.names[0]], sizes[d.names[1]]))}" for d in differences]
         out += [f"- {line}" for line in inference.limit_lines(list(differences), {c.name: c.scores.size for c in curves})]
+        out += [f"- {line}" for line in settle_lines(curves, differences, options)]
     if forecasts := [c for c in curves if c.forecast is not None]:
         out += _forecast_rows(forecasts)
     out += _rules(curves, options, bounds, differences)

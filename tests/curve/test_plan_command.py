@@ -49,3 +49,18 @@ def test_plan_refuses_a_bad_option_with_exit_2(pilot, capsys, argv, says):
     with pytest.raises(SystemExit) as stop:
         main([str(pilot), *argv])
     assert stop.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_the_report_says_what_would_settle_an_undecided_stated_budget(tmp_path):
+    """``syw curve --compare A B --at ...``: a budget left undecided gets the trials per group that would decide it."""
+    from syw.curve import api
+
+    z = np.random.default_rng(2).standard_normal((2, 30))
+    z = (z - z.mean(axis=1, keepdims=True)) / z.std(axis=1, ddof=1, keepdims=True)  # means 0, SDs 1 exactly
+    result = api.curves({"a": z[0] + 0.35, "b": z[1]})
+    result = api.Curves(result.curves, result.prepared, api.replace(result.options, at=(1,)))
+    diffs, _ = result.differences(("a", "b"))
+    assert diffs[0].leader() == [None]
+    line = next(x for x in result.report(differences=diffs).splitlines() if "undecided at n = 1" in x)
+    k = int(line.split("about ")[1].split(" trials")[0])
+    assert 128 <= k <= 1000  # 0.35 SD apart: 2 (1.96 + 0.84)^2 / 0.35^2 = 128 per group taking the pilot as the truth; more by bootstrap
