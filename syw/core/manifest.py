@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from syw.core.snapshot import read_snapshot
+
 SUFFIX = ".sha256"  # <family>.jsonl.sha256
 ALLOW_ENV = "SYW_ALLOW_UNVERIFIED"
 HEADER = ("# syw records manifest: line i below is h_i = sha256(h_(i-1) + records line i with its newline) in hex, "
@@ -160,7 +162,7 @@ def _writing(records: Path) -> bool:
 def check(records: Path) -> Check:
     """``records`` against its manifest. The records are read before the manifest, which the writer extends first,
     so a run appending now shows at most hashes ahead of their records, which pass while it holds the lock."""
-    data = records.read_bytes() if records.exists() else b""
+    data = read_snapshot(records) if records.exists() else b""
     lines, manifest = _lines(data), manifest_of(records)
     if not manifest.exists():
         return Check(records, len(lines), 0, f"no {manifest.name}: written before syw kept one, or by another tool",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from syw.core.manifest import Chain, Mismatch
+from syw.core.snapshot import snapshot_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,19 +77,18 @@ def iter_records(path: Path, *, schema: bool = True) -> Iterator[dict[str, Any]]
     """
     if not path.is_file():
         return
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            record, why = _parsed(line)
-            if why:
-                _note(f"{path}:{number}: skipping a line that is {why}; its trial counts as not run")
-                continue
-            problem = check_record(record) if schema else None if isinstance(record, dict) else (
-                f"a record is a JSON object, got {type(record).__name__}")
-            if problem:
-                raise RecordError(f"{path}:{number}: {problem}")
-            yield record
+    for number, line in enumerate(snapshot_lines(path), start=1):
+        if not line.strip():
+            continue
+        record, why = _parsed(line)
+        if why:
+            _note(f"{path}:{number}: skipping a line that is {why}; its trial counts as not run")
+            continue
+        problem = check_record(record) if schema else None if isinstance(record, dict) else (
+            f"a record is a JSON object, got {type(record).__name__}")
+        if problem:
+            raise RecordError(f"{path}:{number}: {problem}")
+        yield record
 
 
 _NOTED: set[str] = set()  # the notes this process printed: every reader of a file meets its skipped line
@@ -120,13 +120,12 @@ def check_complete(folder: Path) -> None:
     for path in sorted(Path(folder).rglob("*.jsonl")):
         if any(part.startswith(".") for part in path.relative_to(folder).parts):
             continue
-        with path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                why = _parsed(line)[1] if line.strip() else None
-                if why:
-                    fix = ("the same `syw run` command removes it and runs its trial again" if not line.endswith(b"\n")
-                           else "restore the file (git checkout) or delete the line")
-                    raise RecordError(f"{path}:{number}: a line that is {why}: {fix}")
+        for number, line in enumerate(snapshot_lines(path), start=1):
+            why = _parsed(line)[1] if line.strip() else None
+            if why:
+                fix = ("the same `syw run` command removes it and runs its trial again" if not line.endswith(b"\n")
+                       else "restore the file (git checkout) or delete the line")
+                raise RecordError(f"{path}:{number}: a line that is {why}: {fix}")
 
 
 def latest_per_trial(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

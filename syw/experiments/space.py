@@ -10,6 +10,8 @@ the same assignment: its generator is derived from (s, f, i) alone. A family wit
 """
 from __future__ import annotations
 
+import copy
+import functools
 import math
 import zlib
 from collections.abc import Iterable, Mapping
@@ -197,10 +199,18 @@ def study_config(study: str) -> dict[str, Any]:
     path = CONF_DIR / "study" / f"{study}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"there is no study {study!r} (no {path.relative_to(REPO)})")
+    info = path.stat()
+    raw = _parsed_config(str(path), info.st_size, info.st_mtime_ns)
+    return copy.deepcopy({**raw["study"], "trials": raw.get("trials")})
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed_config(path: str, size: int, mtime_ns: int) -> dict[str, Any]:
+    """A study config parsed once per process while its size and modification time stay the same (``make fig1``
+    asks for sst5's from a dozen places)."""
     from omegaconf import OmegaConf
 
-    raw = OmegaConf.to_container(OmegaConf.load(path))
-    return {**raw["study"], "trials": raw.get("trials")}
+    return OmegaConf.to_container(OmegaConf.load(path))
 
 
 def study_floor(study: str) -> Floor | None:
