@@ -7,7 +7,12 @@ the rest (syw's own reading, computing and importing). As a user's Python does, 
 module's compiled bytecode on a first run, which is not counted: an environment with PYTHONDONTWRITEBYTECODE
 set (as on this project's machines) would otherwise compile every module of syw on every run, about 0.4 s.
 
-    python -m benchmarks.curve [--sizes 50 1000 10000] [--repeat 3]
+It then times start-up at N = 50 with and without figures (``--no-figure`` imports no matplotlib, which it
+checks), and ``syw curve --no-figure`` on ``--million`` trials in 2 groups (default 1,000,000): its wall time
+and peak memory (issue 72: at most 10 s and 1 GB here), beside opda's ``average_tuning_curve`` on one group of
+the same size at 233 budgets.
+
+    python -m benchmarks.curve [--sizes 50 1000 10000] [--repeat 3] [--million 1000000]
 """
 from __future__ import annotations
 
@@ -39,7 +44,7 @@ LIBRARIES = "import numpy, pandas, matplotlib; matplotlib.use('agg'); import mat
 # counted apart: what is left is syw's own reading, computing and importing.
 SAVING = """
 import sys, time
-from syw.figures import plot
+from syw.curve import style as plot
 from syw.curve.command import main
 spent, save = [0.0], plot.save
 def timed(*args, **kwargs):
@@ -50,6 +55,32 @@ def timed(*args, **kwargs):
 plot.save = timed
 main(["curve", sys.argv[1], "--out", sys.argv[2]])
 print(spent[0])
+"""
+
+
+# --no-figure in one process: whether matplotlib was imported.
+NO_FIGURE = """
+import sys
+from syw.curve.command import main
+main(["curve", sys.argv[1], "--out", sys.argv[2], "--no-figure"])
+print("matplotlib imported" if any(m.split(".")[0] == "matplotlib" for m in sys.modules) else "no matplotlib")
+"""
+# A large table in one process: its wall time (start-up included) and this process's peak memory.
+LARGE = """
+import resource, sys, time
+start = time.perf_counter()
+from syw.curve.command import main
+main(["curve", sys.argv[1], "--out", sys.argv[2], "--no-figure"])
+print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+OPDA = """
+import sys, time
+import numpy as np
+from opda.nonparametric import EmpiricalDistribution
+ys = np.random.default_rng(0).normal(0.5, 0.05, int(sys.argv[1]))
+start = time.perf_counter()
+EmpiricalDistribution(ys).average_tuning_curve(np.unique(np.geomspace(1, ys.size, 233).round().astype(int)))
+print(time.perf_counter() - start)
 """
 
 
@@ -85,14 +116,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.curve", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=positive_int, nargs="+", default=[50, 200, 1000, 10000])
     parser.add_argument("--repeat", type=positive_int, default=3)
+    parser.add_argument("--million", type=positive_int, default=1_000_000, help="trials in all for the large run (2 groups)")
     args = parser.parse_args(argv)
     sizes = sorted(set(args.sizes) | {50})
     with tempfile.TemporaryDirectory() as tmp:
         commands: dict[object, list[str]] = {n: [sys.executable, "-m", "syw", "curve", str(trials_file(Path(tmp), n))]
                                              for n in sizes}
         commands["libraries"] = [sys.executable, "-c", LIBRARIES]
+        small = trials_file(Path(tmp), 50)
+        commands["no figure"] = [sys.executable, "-m", "syw", "curve", str(small), "--no-figure", "--out", f"{tmp}/nf"]
         runs = rounds(commands, args.repeat)
-        whole, saving = split_seconds(trials_file(Path(tmp), 50), args.repeat)
+        whole, saving = split_seconds(small, args.repeat)
+        imported = subprocess.run([sys.executable, "-c", NO_FIGURE, str(small), f"{tmp}/nf2"], check=True,
+                                  capture_output=True, text=True, env=ENV).stdout.split("\n")[-2]
+        large = trials_file(Path(tmp), args.million // 2)
+        seconds, megabytes = map(float, subprocess.run([sys.executable, "-c", LARGE, str(large), f"{tmp}/large"],
+                                                       check=True, capture_output=True, text=True,
+                                                       env=ENV).stdout.split()[-2:])
+        opda = float(subprocess.run([sys.executable, "-c", OPDA, str(args.million)], check=True, capture_output=True,
+                                    text=True, env=ENV).stdout.split()[-1])
     best = {key: min(times) for key, times in runs.items()}
     ratio = {n: float(np.median([t / t50 for t, t50 in zip(runs[n], runs[50])])) for n in sizes}
     floor = best["libraries"]
@@ -107,6 +149,11 @@ def main(argv: list[str] | None = None) -> int:
           f"{max(0.0, whole - floor - saving):.2f} s")
     print(f"goals (issue 61): N = 50 in at most 1.5 s: {'met' if best[50] <= 1.5 else 'missed'} (best run); "
           f"the largest N within twice N = 50: {'met' if ratio[sizes[-1]] <= 2 else 'missed'}")
+    print(f"\nstart-up at N = 50 (best of {args.repeat}): with figures {best[50]:.2f} s, --no-figure "
+          f"{best['no figure']:.2f} s ({imported})")
+    print(f"{args.million:,} trials in 2 groups, --no-figure: {seconds:.1f} s, peak memory {megabytes:,.0f} MB "
+          f"(issue 72: at most 10 s and 1 GB: {'met' if seconds <= 10 and megabytes <= 1024 else 'missed'}); "
+          f"opda's average_tuning_curve on one group of {args.million:,} at 233 budgets: {opda:.1f} s")
     return 0
 
 
