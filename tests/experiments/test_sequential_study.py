@@ -90,3 +90,11 @@ def test_an_undecided_rule_says_so():
     assert look_lines(result)[-1]["stopped"] is True
     going = sequential_so_far(a[:7], b[:7], design, ("hi", "lo"))
     assert decision_text(going) == "still running: 1 of 2 looks done (6 trials per family); n = 1: no leader"
+
+
+def test_the_sst5_sequential_study_dry_runs(tmp_path):
+    done = run("study=sst5_sequential", "dry_run=true", f"paths.results_dir={tmp_path / 'results'}", timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert ("sequential: lr vs cnn at n = 1, 5, looks at 20, 40, 60, 80, 100, 120, 140, 160, 180, 200 trials per family, "
+            "obrien-fleming boundary, bonferroni over budgets, 95%") in done.stdout
+    assert "\n   199 " in done.stdout and not (tmp_path / "results").exists()  # 200 assignments per family, nothing written
