@@ -246,6 +246,8 @@ def run_study(cfg: DictConfig) -> None:
     with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError, PreflightError):  # a replay file is data too
         plan = prepare(cfg)
         rule = sequential_of(cfg, study_file())
+        if rule is not None and any(p.tuner.adaptive for p in plan.families):  # its looks are trials 0..N_k-1 of seeded draws
+            raise ConfigError(study_file(), "strategy", "a sequential study runs seeded random search: leave out strategy")
     families = [p.family for p in plan.families]
     if cfg.dry_run:
         for family in plan.families:

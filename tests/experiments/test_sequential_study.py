@@ -38,6 +38,17 @@ def test_the_rule_names_two_families_of_the_study(tmp_path):
     assert f"{study}: study.sequential.compare: must name the study's two families (has: hi, lo)" in msg
 
 
+@pytest.mark.parametrize("override, key, problem", [
+    ("only=[1]", "only", "a sequential study runs both families look by look"),
+    ("family=hi", "family", "a sequential study runs both families look by look"),
+    ("strategy=tpe", "strategy", "a sequential study runs seeded random search"),
+])
+def test_a_run_that_would_break_the_looks_is_refused(tmp_path, override, key, problem):
+    study = sequential_toy(tmp_path / "conf")
+    msg = _bad(tmp_path, f"study={study}", override)
+    assert msg.startswith(f"error: {study}: {key}: ") and problem in msg, msg
+
+
 def test_a_dry_run_states_the_rule(tmp_path):
     done = run(f"study={sequential_toy(tmp_path / 'conf')}", "dry_run=true", f"paths.results_dir={tmp_path / 'results'}",
                timeout=120)
