@@ -109,3 +109,18 @@ def test_the_sst5_sequential_study_dry_runs(tmp_path):
     assert ("sequential: lr vs cnn at n = 1, 5, looks at 20, 40, 60, 80, 100, 120, 140, 160, 180, 200 trials per family, "
             "obrien-fleming boundary, bonferroni over budgets, 95%") in done.stdout
     assert "\n   199 " in done.stdout and not (tmp_path / "results").exists()  # 200 assignments per family, nothing written
+
+
+def test_provenance_lists_the_looks_and_the_stop(tmp_path):
+    from syw.experiments.provenance import summary
+    from syw.experiments.sequential_study import evaluate
+    from tests.support.fake_records import write_study
+
+    folder = write_study(tmp_path, "toy_seq", {"hi": (0.9, 0.01, 1.0), "lo": (0.5, 0.01, 1.0)}, n=12)
+    result = evaluate(Design((6, 12, 18), (1, 2)), ("hi", "lo"), {f: folder / f"{f}.jsonl" for f in ("hi", "lo")}, True)
+    assert result.stopped_at == 2
+    record_looks(folder / "sequential.ndjson", result)
+    text = summary(folder, None)
+    assert "Sequential rule (sequential.ndjson): one line per look evaluated from the records:" in text
+    assert "- stopped: decided at look 2 (12 trials per family): n = 1: hi leads, n = 2: hi leads" in text
+    assert "hi: 12 of 12 records" in text and "sequential" not in text.split("Sequential rule")[0]  # not read as records
