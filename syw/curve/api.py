@@ -216,3 +216,21 @@ def curves(data: Data | Prepared, *, statistic: Statistic = None, confidence: fl
                           compare_method="jackknife" if statistic is None else "bands")
     options = replace(options, maximize=prepared.maximize)
     return Curves(build(prepared.groups, options, prepared.source), prepared, options)
+
+
+def sequential(data: Data | Prepared, *, compare: tuple[str, str], at: Sequence[int], looks: Sequence[int],
+               boundary: str = "obrien-fleming", confidence: float = 0.95, **reading) -> pd.DataFrame:
+    """The group-sequential comparison of groups ``compare`` (A, B) at budgets ``at``, looked at after each number
+    of trials per group in ``looks`` (the trials in the order they ran), as ``syw curve --looks`` computes it
+    (:func:`syw.curve.sequential.sequential_rows`): one row per look evaluated and budget, with the rule's T, its
+    boundary, the repeated confidence interval, the leader ("" while undecided) and ``stopped``.
+
+    >>> rows = sequential({"a": [0.8 + 0.01 * (k % 7) for k in range(40)], "b": [0.3 + 0.01 * (k % 5) for k in range(40)]},
+    ...                   compare=("a", "b"), at=[1], looks=[20, 40])
+    >>> rows[["look", "n", "leader", "stopped"]].values.tolist()
+    [[1, 1, 'a', True]]
+    """
+    from syw.curve.sequential import sequential_rows
+
+    prepared = data if isinstance(data, Prepared) else read(data, **reading)
+    return sequential_rows(prepared, (str(compare[0]), str(compare[1])), at, looks, boundary, confidence)

@@ -20,6 +20,7 @@ from syw.analysis.forecast import MODELS, VERDICT
 from syw.core.entry import check_writable, naming, positive_int, run_main
 from syw.core.manifest import OVERRIDE_HELP, allow_unverified
 from syw.core.paths import CONF_DIR
+from syw.curve import sequential as sequential_option
 from syw.curve.api import GROUP, Curves, curves, read
 from syw.curve.prepare import check_targets
 from syw.curve.rows import POLICIES
@@ -155,6 +156,7 @@ def parser() -> argparse.ArgumentParser:
     draw.add_argument("--forecast-model", choices=MODELS, default="quadratic", help="default: quadratic (opda)")
     draw.add_argument("--forecast-level", type=_fraction, default=0.9, help="the forecast interval's level")
     draw.add_argument("--forecast-resamples", type=int, default=100, help="bootstrap refits for the interval")
+    sequential_option.add_options(draw)  # --looks, --boundary (issue 74)
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, help="folder for expected_max.csv, curve.png, curve.pdf, report.md "
                      "(default: <trials>_syw/ beside the trials; for a storage URL, <study>_syw/ here)")
@@ -293,6 +295,7 @@ def curve(args: argparse.Namespace) -> int:
     figures and report."""
     prepared = read_args(args)
     _check(args, prepared)
+    looks = sequential_option.from_args(args, prepared)  # refused before anything is written
     options = _options(args, prepared.maximize)
     bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
     folder = folder_for(args, prepared.name)
@@ -307,6 +310,9 @@ def curve(args: argparse.Namespace) -> int:
     if args.latex:
         written.append(folder / "tables.tex")
         written[-1].write_text(result.latex(differences=diffs))
+    if looks is not None:
+        written.append(folder / "sequential.csv")
+        looks.to_csv(written[-1], index=False, float_format="%.10g")
     paths = []
     if args.figure:
         from syw.curve.style import drawable  # matplotlib only when drawing
@@ -317,6 +323,9 @@ def curve(args: argparse.Namespace) -> int:
         paths = _figures(args, result, diffs, bounds, folder, cost=bool(options.workers))
     files = list(map(str, written + paths)) + [str(folder / "report.md")]
     text = replace(result, notes=notes).report(args.target, differences=diffs, files=files)
+    if looks is not None:  # before "How each number", so that it is printed too
+        head, sep, tail = text.partition("\n## How each number")
+        text = head + sequential_option.section(looks, tuple(args.compare), args.boundary, args.confidence) + sep + tail
     (folder / "report.md").write_text(text)
     for note in prepared.notes + notes:
         print(f"note: {prepared.source}: {note}", file=sys.stderr)

@@ -107,7 +107,7 @@ def validate(cfg: DictConfig) -> list[Family]:
     if not isinstance(study, DictConfig):
         raise ConfigError(where, "study", "missing: choose a study, e.g. study=sst5")
     known = {"name", "description", "figure", "dataset", "splits", "families", "metric", "direction", "reduced", "trials",
-             "floor"}
+             "floor", "sequential"}
     if isinstance(study.get("study"), DictConfig):  # Hydra put the file's keys under study: its package line is missing
         raise ConfigError(where, "line 1", "a study file starts with `# @package _global_` (its keys are the run's "
                           "settings, as in conf/study/toy.yaml)")

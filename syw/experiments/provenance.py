@@ -27,6 +27,7 @@ from syw.data.fetch import file_digest
 from syw.data.glove import KUMO_SOURCE
 from syw.data.lm import CORPORA
 from syw.experiments.run_log import run_segments
+from syw.experiments.sequential_study import provenance_lines
 from syw.experiments.space import load_family, study_config
 
 # The files each data set (a study's `dataset.name`) is read from, under the data folder.
@@ -170,6 +171,7 @@ def summary(study_dir: Path, data_dir: Path | None) -> str:
     if outputs:
         out += ["", "Files the trials wrote beside the records (paths in each record's `outputs`):", ""]
         out += [f"- {kind}: {n} trials" for kind, n in outputs.items()]
+    out += provenance_lines(study_dir)  # a sequential study's looks and where its rule stopped
     return "\n".join(out + _data_lines(every[0]["study"], data_dir)) + "\n"
 
 

@@ -15,6 +15,7 @@ import logging
 import sys
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 
 import hydra
@@ -34,6 +35,7 @@ from syw.experiments.plan import FamilyPlan, Plan, command_line, family_trials, 
 from syw.experiments.preflight import PreflightError, check_records_links, preflight
 from syw.experiments.progress import Progress, record_callback
 from syw.experiments.same_inputs import check_one_version
+from syw.experiments.sequential_study import LOG_NAME, decision_text, evaluate, record_looks, sequential_of
 from syw.experiments.space import Family
 from syw.experiments.trial import suite_commit
 from syw.experiments.tuner import adaptive_setup, check_adaptive, tuner_of
@@ -191,6 +193,36 @@ def run_all(cfg: DictConfig, plan: Plan, resources: dict, commit: str) -> None:
         interrupted = run_adaptive(cfg, family, resources, commit)
 
 
+def settle_looks(cfg: DictConfig, plan: Plan, rule) -> bool:
+    """Evaluate a sequential study's rule on its records, append the looks its log lacks and say where it stands;
+    True when the rule has stopped (nothing more to run)."""
+    design, names = rule
+    result = evaluate(design, names, {p.name: p.records for p in plan.families}, cfg.study.direction == "max")
+    if result is None:
+        return False
+    record_looks(plan.results / LOG_NAME, result)
+    print(f"[{cfg.study.name}] {decision_text(result)}", flush=True)
+    return result.stopped_at is not None
+
+
+def run_looks(cfg: DictConfig, plan: Plan, rule, resources: dict, commit: str) -> bool:
+    """A sequential study (:mod:`syw.experiments.sequential_study`): each look's trials 0..N_k-1 of both families
+    in one Tune run, then the rule on the records; True when interrupted with the rule still going."""
+    design, _ = rule
+    for k, size in enumerate(design.looks, start=1):
+        plans = [replace(p, todo=tuple(i for i in p.pending(cfg.retry_failed) if i < size)) for p in plan.families]
+        runs = [p for p in plans if p.todo]
+        if runs:
+            print(f"[{cfg.study.name}] look {k} of {len(design.looks)}: {size} trials per family", flush=True)
+            for family in runs:
+                announce(cfg, family, resources)
+            if run_random(cfg, runs, resources, commit):
+                return True
+        if settle_looks(cfg, plan, rule):
+            return False
+    return False
+
+
 USAGE = "syw run study=NAME|PATH.yaml [family=F] [trials=N] [dry_run=true] [other overrides]"
 DESCRIPTION = """\
 Run a study's seeded random search (or an adaptive tuner's) on Ray Tune: check the study, its families
@@ -213,6 +245,9 @@ def main() -> None:
 def run_study(cfg: DictConfig) -> None:
     with exit_on(ConfigError, RecordError, DataMissingError, DataError, OSError, PreflightError):  # a replay file is data too
         plan = prepare(cfg)
+        rule = sequential_of(cfg, study_file())
+        if rule is not None and any(p.tuner.adaptive for p in plan.families):  # its looks are trials 0..N_k-1 of seeded draws
+            raise ConfigError(study_file(), "strategy", "a sequential study runs seeded random search: leave out strategy")
     families = [p.family for p in plan.families]
     if cfg.dry_run:
         for family in plan.families:
@@ -221,7 +256,17 @@ def run_study(cfg: DictConfig) -> None:
             print("\n".join(cost_lines(cfg.study.name, families, {p.name: p.trials for p in plan.families},
                                        {p.name: list(p.todo) for p in plan.families}, plan.results,
                                        family_dirs(cfg), records={p.name: p.records for p in plan.families})))
+        if rule is not None:
+            design, names = rule
+            print(f"\nsequential: {names[0]} vs {names[1]} at n = {', '.join(map(str, design.at))}, looks at "
+                  f"{', '.join(map(str, design.looks))} trials per family, {design.boundary} boundary, {design.adjust} over "
+                  f"budgets, {design.confidence:.0%}; each look's statistics -> {plan.results / LOG_NAME}")
         return
+    if rule is not None:
+        with exit_on(ConfigError, RecordError, DataError, OSError):
+            if settle_looks(cfg, plan, rule):
+                print(f"{cfg.study.name}: the rule has stopped; nothing to run")
+                return
     if not plan.left:
         kept = "ok records" if cfg.retry_failed else "records (retry_failed=true reruns the failed ones)"
         counts = ", ".join(f"{p.trials} of {p.name}" for p in plan.families)
@@ -241,14 +286,17 @@ def run_study(cfg: DictConfig) -> None:
     print(f"[{cfg.study.name}] Ray ready in {time.perf_counter() - started:.1f} s (cluster "
           f"{ray.get_runtime_context().gcs_address}, this node {ray.util.get_node_ip_address()}; {how})", flush=True)
     try:
-        with exit_on(RecordsBusy, ConfigError, DataProblem, TrialsLost, RecordError, OSError):  # OSError: a disk that took no record or Tune state
+        # OSError: a disk that took no record or Tune state; DataError: a sequential study's failed trial
+        with exit_on(RecordsBusy, ConfigError, DataProblem, TrialsLost, RecordError, DataError, OSError):
             resources = trial_resources(cfg.resources.cpus_per_trial, cfg.resources.gpus_per_trial, node_resources(), study_file())
             commit = suite_commit()
-            run_all(cfg, plan, resources, commit)
+            if rule is None:
+                run_all(cfg, plan, resources, commit)
+            unfinished = rule is None or run_looks(cfg, plan, rule, resources, commit)
     finally:
         stop_ray()
     took = human_duration(time.perf_counter() - started)
-    left = {p.name: len(p.pending(cfg.retry_failed)) for p in plan.families}
+    left = {p.name: len(p.pending(cfg.retry_failed)) for p in plan.families} if unfinished else {}
     if any(left.values()):  # stopped early (Ctrl-C, a stopped cluster): say so, and how to go on
         print(f"[{cfg.study.name}] stopped after {took} with trials left ("
               + ", ".join(f"{name}: {n}" for name, n in left.items() if n) + "); the same command resumes", file=sys.stderr)

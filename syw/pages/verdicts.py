@@ -40,6 +40,9 @@ from syw.pages.verdicts_melis import STUDIES as MELIS_STUDIES
 from syw.pages.verdicts_melis import answers as melis_answers
 from syw.pages.verdicts_melis import combine
 from syw.pages.verdicts_melis import section as melis_section
+from syw.pages.verdicts_sequential import STUDY as SEQUENTIAL
+from syw.pages.verdicts_sequential import section as sequential_section
+from syw.pages.verdicts_sequential import verdict as sequential_verdict
 
 HOUR, DAY = 3600.0, 86400.0
 ABOUT = 1.5  # "about n": within a factor 1.5 of n
@@ -189,8 +192,9 @@ def verdict_for(claim: Claim, study: str, groups: dict[str, Group] | str) -> tup
 
 STUDY_RULE = ("A study's one verdict joins its verdicts on the claims above by the rule that joins the parts of a "
               "section-5 question: supports when it supports every claim, cannot be tested here (and why) when it "
-              "cannot test one, contradicts otherwise; `sst5_as_run_200`'s is the verdict of the rule committed with "
-              "it. Every page that states a study's verdict writes it with `syw readme`'s `verdict` fact, in these "
+              "cannot test one, contradicts otherwise; `sst5_as_run_200`'s and `sst5_sequential`'s are the verdicts of "
+              "the rules committed with them (`sst5_sequential`'s once its stopping rule has stopped). Every page that "
+              "states a study's verdict writes it with `syw readme`'s `verdict` fact, in these "
               "words.")
 
 
@@ -205,6 +209,8 @@ def study_verdicts(results: Path = REPO / "results") -> dict[str, str]:
             out[study] = combine([verdict_for(c, study, groups)[1] for c in CLAIMS if c.figure == number])
         if number == 1 and (decided := fig1_200_verdict(results)) is not None:
             out[FIG1_200] = decided  # one claim, by the rule committed with the study
+        if number == 1 and (decided := sequential_verdict(results)) is not None:
+            out[SEQUENTIAL] = decided  # by the stopping rule committed with the study, where it stopped
     return out | {study: combine([verdict for _, verdict in melis_answers(study, results)]) for study in MELIS_STUDIES}
 
 
@@ -250,6 +256,7 @@ def build(results: Path = REPO / "results") -> str:
         out.append("")
         if number == 1:  # Figure 1's crossover claim, decided on 200 trials per family by a rule set before they ran
             out += decided_fig1(results)[1:] + [""]
+            out += sequential_section(results)[1:] + [""]  # the small-budget claim, decided look by look
     return "\n".join(out + melis_section(results) + per_study(results))
 
 
