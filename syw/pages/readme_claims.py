@@ -26,8 +26,9 @@ KEYS = {"study", "fmt", "times"}
 
 def verdict(a: Args) -> Value:
     """The study's one verdict (:data:`syw.pages.verdicts.STUDY_RULE`), or with ``claim=K`` (1-based, in the
-    order ``docs/verdicts.md`` lists the claims of the study's figure) its verdict on that claim: ``supports``,
-    ``contradicts`` or ``cannot be tested here``; ``of=why`` adds the reason, as the verdicts file gives it."""
+    order ``docs/verdicts.md`` lists the claims of the study's figure) its verdict on that claim: ``supports at 95%``,
+    ``contradicts at 95%``, ``undecided with N trials`` or ``cannot be tested here``; ``of=why`` adds the reason, as the
+    verdicts file gives it (:mod:`syw.pages.verdict_rules`)."""
     study = a.study()
     if a.get("of") not in (None, "why"):
         raise FactError(f"of={a.get('of')!r}: why, or none for the verdict's words")
@@ -41,7 +42,7 @@ def verdict(a: Args) -> Value:
         k = a.number("claim")
         if not claims or k != int(k) or not 1 <= k <= len(claims):
             raise FactError(f"claim={a.get('claim')}: study {study.name} has {len(claims)} claim(s) in docs/verdicts.md")
-        said = verdict_for(claims[int(k) - 1], study.name, ours(study.name, study.folder.parent))[1]
+        said = str(verdict_for(claims[int(k) - 1], study.name, ours(study.name, study.folder.parent)).verdict)
     return Value(said if a.get("of") == "why" else said.split(" (")[0], "text")
 
 
