@@ -63,7 +63,7 @@ def test_every_page_states_a_study_verdict_as_the_verdicts_file_does():
 def test_no_page_types_a_verdict_word_outside_a_verdict_marker():
     for page in pages():
         text = page.read_text(encoding="utf-8")
-        spans = [(m.start, m.end) for m in markers(text, page) if parse(m.spec)[0][0] in ("verdict", "table")]
+        spans = [(m.start, m.end) for m in markers(text, page) if parse(m.spec)[0][0] in ("verdict", "table", "compared")]
         for hit in WORDS.finditer(text):
             assert any(a <= hit.start() < b for a, b in spans), \
                 f"{page.relative_to(REPO)}:{text.count(chr(10), 0, hit.start()) + 1}: {hit.group()!r} typed by hand"
