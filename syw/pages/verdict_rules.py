@@ -159,7 +159,8 @@ MELIS_RULES = {
     "lead": ("(1) The leaders at 95% of the LSTM against each other cell of its parameter budget, simultaneous claims "
              "over n = 1 to the smaller N (`syw.analysis.inference.compare`, lower is better): supports at 95% when the "
              "LSTM leads at every n in every pair, contradicts at 95% when another cell leads it at some n, undecided "
-             "otherwise."),
+             "otherwise (no leader is named past the limit, so N trials per cell cannot support it: they contradict it "
+             "or leave it undecided)."),
     "tuner": ("(2) The GP tuner against random search at the largest budget random search's N trials can speak for, L "
               "(its limit; at most the shortest GP run): the runs' best-so-far after L trials (their mean, a t interval "
               "over the runs) against random search's expected best of L (jackknife-t, `syw.analysis.intervals."
