@@ -16,13 +16,14 @@ the keys each takes; each function's docstring says more):
   (largest difference from the authors' curve), ``lead`` (start or end of a stretch of wall time a
   family leads, Figs. 2 and 4), ``ratio`` (of mean durations or another field).
 - ``tuner`` (an adaptive tuner's runs beside random search: their count, mean best-so-far, where it
-  reaches random search's expected best at N and the trials that saves), ``seeds`` (a family's seed
+  reaches random search's expected best at N and the trials that saves, in the mean and run by run), ``seeds`` (a family's seed
   spread under ``syw reseed``, and the gap between two families against it; case study 5).
 - ``provenance`` (what the study's PROVENANCE.md states: the span, the suite commits, each command's wall
   time, start and end, the most trials at once: :mod:`syw.pages.readme_provenance`), ``squad_dev`` (a
   predictions file scored on SQuAD dev).
-- ``verdict`` (docs/verdicts.md's verdict on a claim for the study), ``majority`` (a split's most frequent
-  label's share): :mod:`syw.pages.readme_claims`.
+- ``verdict`` (docs/verdicts.md's verdict on a claim for the study), ``compared`` (who leads at 95% where, and where
+  the comparison is undecided with these trials), ``majority`` (a split's most frequent label's share):
+  :mod:`syw.pages.readme_claims`.
 
 Keys every fact takes: ``study`` (a folder under results/, default the README's), ``times`` (a
 number to multiply a numeric fact by, e.g. the dev set's size: an accuracy as sentences right),
