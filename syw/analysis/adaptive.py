@@ -142,11 +142,27 @@ def progress(scores: np.ndarray, order: np.ndarray, runs: np.ndarray, *, maximiz
     return mean_best_so_far(split, maximize=maximize)
 
 
-def tuner_progress(study_dir: Path, family: str, strategy: str) -> tuple[BestSoFar, np.ndarray] | None:
-    """The ``strategy`` runs of ``family`` (:func:`syw.core.records.adaptive_runs`) as their mean best-so-far
-    (lower is better, as perplexity) and their finished values; None without a run that has finished a trial."""
-    runs = [values for (found, _), values in sorted(adaptive_runs(study_dir, family).items())
+def tuner_runs(study_dir: Path, family: str, strategy: str) -> list[np.ndarray]:
+    """The values of each ``strategy`` run of ``family`` with a finished trial, in trial order (NaN: failed), by
+    tuner seed (:func:`syw.core.records.adaptive_runs`)."""
+    return [values for (found, _), values in sorted(adaptive_runs(study_dir, family).items())
             if found == strategy and np.isfinite(values).any()]
+
+
+def saved_by_run(runs: list[np.ndarray], random_curve: np.ndarray, *, maximize: bool = True) -> list[int | None]:
+    """:func:`trials_saved` of each run on its own: N minus the first n at which the run's best-so-far reaches random
+    search's expected best at N; 0 where a run of at least N trials never does, None where a shorter one has not yet."""
+    out = []
+    for run in runs:
+        n = budget_to_reach(best_so_far(run, maximize=maximize)[:random_curve.size], float(random_curve[-1]), maximize=maximize)
+        out.append(random_curve.size - n if n is not None else 0 if run.size >= random_curve.size else None)
+    return out
+
+
+def tuner_progress(study_dir: Path, family: str, strategy: str) -> tuple[BestSoFar, np.ndarray] | None:
+    """The ``strategy`` runs of ``family`` (:func:`tuner_runs`) as their mean best-so-far (lower is better, as
+    perplexity) and their finished values; None without a run that has finished a trial."""
+    runs = tuner_runs(study_dir, family, strategy)
     if not runs:
         return None
     values = np.concatenate(runs)

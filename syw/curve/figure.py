@@ -224,7 +224,7 @@ def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: 
 
 def draw_difference(diff: Difference, out_stem: Path, *, ylabel: str, maximize: bool = True) -> list[Path]:
     """``<out_stem>.pdf``/``.png``: curve(A) - curve(B) against n with its simultaneous band (shaded where
-    it is finite), zero dotted, and the budgets where one group leads at the band's level marked."""
+    it is finite), a solid line at zero (in the legend), and the budgets where one group leads at the band's level marked."""
     shown, families = drawable(list(diff.names))
     a, b = (shown[n] for n in diff.names)
     sign = 1.0 if maximize else -1.0  # the figure shows A - B as measured; the band is oriented A better
@@ -239,7 +239,8 @@ def draw_difference(diff: Difference, out_stem: Path, *, ylabel: str, maximize: 
         ax.fill_between(diff.ns, np.clip(edges[0], bottom, top), np.clip(edges[1], bottom, top), color="0.6",
                         alpha=0.35, lw=0, label=f"{diff.what} (clipped to the axes)")
         ax.plot(diff.ns, estimate, color="k", lw=1.6, label=f"{a} - {b} (point estimates)")
-        ax.axhline(0.0, color="0.3", ls=":", lw=1)
+        # zero, where neither group is ahead: what each interval is read against (a leader's interval lies off it)
+        ax.axhline(0.0, color="k", ls="-", lw=1.0, zorder=2.5, label="0: no difference")
         if diff.limit is not None and diff.limit < diff.ns[-1]:
             ax.axvline(diff.limit + 0.5, color="0.2", ls="--", lw=1,
                        label=f"n = {diff.limit}: beyond it no claim without assumptions")

@@ -106,34 +106,57 @@ def colours(names: list[str]) -> dict[str, tuple[str, str]]:
     return {name: out[name] for name in names}
 
 
-def shade_sd(ax, xs, mean, sd, scores, color: str, where: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def shade_sd(ax, xs, mean, sd, scores, color: str, where: np.ndarray | None = None,
+             step: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """±1 SD of the best of n around the curve, clipped to the observed range of the scores (section 3.3), at the
-    points ``where`` allows (all by default); the shading's lower and upper edges (NaN where not shaded)."""
+    points ``where`` allows (all by default), as steps with ``step`` ("post": a curve drawn in steps); the shading's
+    lower and upper edges (NaN where not shaded)."""
     low, high = np.clip(mean - sd, scores.min(), scores.max()), np.clip(mean + sd, scores.min(), scores.max())
     if where is not None:
         low, high = np.where(where, low, np.nan), np.where(where, high, np.nan)
-    ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0)
+    ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0, step=step)
     return low, high
 
 
 def budget_guide(ax, xs, curve, target: float, who: str, where_from: str, *, maximize: bool = True,
-                 x_text=None) -> int | None:
-    """Dotted lines to the first budget whose expected best reaches ``target`` and a label saying
-    who reaches which target, where the target comes from, and at which n; None if never reached."""
+                 x_text=None, interval: tuple[int, int | None, int] | None = None) -> int | None:
+    """Where ``who``'s expected best first reaches ``target``, labelled with who, the target and where it comes from.
+
+    Dotted lines mark that budget n. With ``interval`` = (low, high, limit), the 95% interval of that budget
+    (``syw.analysis.inference.budget_interval``), a bar at the target spans [low, high]; where ``high`` is None the
+    trials cannot locate the budget, so no point budget is marked: the bar runs from ``low`` to the limit, an arrow on
+    past it. Returns the budget marked, None when none is (never reached, or not located)."""
     n = budget_to_reach(curve, target, maximize=maximize)
+    x_of = lambda k: xs[min(k, len(xs)) - 1]  # noqa: E731  the x of budget k
+    if interval is not None and interval[1] is None:  # not located: the interval, and no point budget
+        low, _, limit = interval
+        start, end = x_of(min(low, limit)), x_of(limit)
+        ax.plot([start, end], [target, target], "-", color="k", lw=3.5, alpha=0.45, solid_capstyle="butt", zorder=3)
+        ax.annotate("", xy=(ax.get_xlim()[1], target), xytext=(end, target),
+                    arrowprops=dict(arrowstyle="->", color="k", lw=1, alpha=0.6, linestyle=":"))
+        where = f"at n = {low} to beyond {limit}" if low <= limit else f"beyond n = {limit}"
+        _guide_label(ax, start, target, f"{who} reaches {target:g} {where}\n(95% interval: not located with these trials)",
+                     where_from)
+        return None
     if n is None:
         return None
     x = xs[n - 1]
-    left = ax.get_xlim()[0]
-    ax.plot([left, x], [target, target], ":", color="k", lw=1)
+    ax.plot([ax.get_xlim()[0], x], [target, target], ":", color="k", lw=1)
     ax.plot([x, x], [ax.get_ylim()[0], target], ":", color="k", lw=1)
-    cost = f" ({human_duration(x)})" if x_text == "time" else ""
-    right_half = ax.transAxes.inverted().transform(ax.transData.transform((x, target)))[0] > 0.55
-    # at the foot of the vertical line, below the curves, which rise with the budget
-    ax.annotate(f"{who} reaches {target:g} at n = {n}{cost}\n({where_from})", (x, 0),
-                xycoords=("data", "axes fraction"), xytext=(-4 if right_half else 4, 4), textcoords="offset points",
-                fontsize=7, va="bottom", ha="right" if right_half else "left")
+    said = f"{who} reaches {target:g} at n = {n}" + (f" ({human_duration(x)})" if x_text == "time" else "")
+    if interval is not None:
+        ax.plot([x_of(interval[0]), x_of(interval[1])], [target, target], "-", color="k", lw=3.5, alpha=0.45,
+                solid_capstyle="butt", zorder=3)
+        said += f", 95% interval {interval[0]}-{interval[1]}"
+    _guide_label(ax, x, target, said, where_from)
     return n
+
+
+def _guide_label(ax, x: float, target: float, said: str, where_from: str) -> None:
+    """The guide's words at the foot of its budget, below the curves (which rise with the budget)."""
+    right_half = ax.transAxes.inverted().transform(ax.transData.transform((x, target)))[0] > 0.55
+    ax.annotate(f"{said}\n({where_from})", (x, 0), xycoords=("data", "axes fraction"), xytext=(-4 if right_half else 4, 4),
+                textcoords="offset points", fontsize=7, va="bottom", ha="right" if right_half else "left")
 
 
 def duration_label(seconds: float) -> str:

@@ -185,12 +185,20 @@ def _report(args: argparse.Namespace) -> list[Path]:
 
 def _budgets(args: argparse.Namespace) -> list[Path]:
     """The budget tables of every figure with records; a figure without them is skipped, saying why."""
-    sections, skipped, theirs = [], {}, {}
+    sections, skipped, theirs, floors = [], {}, {}, {}
     for spec in FIGURES.values():
         try:
             groups = groups_for(spec, args.source, args.variant, args.results, False)
             ours = args.results if args.source == "ours" else None  # the authors' trials are the full study's
-            sections.append((replace(spec, study=study_of(spec, args.variant, ours)), groups))
+            study = study_of(spec, args.variant, ours)
+            sections.append((replace(spec, study=study), groups))
+            if args.source == "paper":  # the authors' scores count at our study's floor too: said, as for ours
+                floor = paper_floor_text(spec)
+                floor = floor and f"The authors' published scores are floored by our study's rule. {floor}"
+            else:
+                floor = floor_text(study, floored_counts(study_rows(study, args.results)[0]))
+            if floor:
+                floors[spec.number] = floor
             if args.source == "ours":
                 theirs[spec.number] = paper_or_why(spec)
         except FileNotFoundError as err:
@@ -199,7 +207,7 @@ def _budgets(args: argparse.Namespace) -> list[Path]:
     case5 = args.source == "ours" and not args.variant  # Melis et al. published no trials; ptb_melis has no variants
     if not sections and not (case5 and any(has_records(args.results, s) for s in fig5.STUDIES)):
         raise FileNotFoundError(f"{args.results}: no records for any figure ({args.source})")
-    written = list(budgets.write(sections, _tag(args), args.out, skipped, theirs)) if sections else []
+    written = list(budgets.write(sections, _tag(args), args.out, skipped, theirs, floors)) if sections else []
     return written + ([fig5.write_budgets(args.results, args.out)] if case5 else [])
 
 

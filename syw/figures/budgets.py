@@ -71,7 +71,7 @@ def ahead_throughout(groups: list[Group]) -> str:
     if len(groups) < 2:
         return "one family only"
     (name, _, last), *_ = leaders_by_n({g.label: curve_of(g).mean for g in groups})
-    return f"{name} leads at every shared budget (n = 1 to {last})"
+    return f"{name}'s curve is ahead at every shared budget (n = 1 to {last}; point estimates)"
 
 
 def leader_confidence(groups: list[Group]) -> list[str]:
@@ -105,8 +105,8 @@ def leads_text(labels: dict[str, str], leads: list[Lead]) -> str:
     """One sentence: which family leads over which stretch of wall time (``labels``: family -> label)."""
     spans = [f"{labels[x.leader]} from {human_duration(x.start)}" + (f" to {human_duration(x.end)}" if i < len(leads) - 1 else
              f" on (the longest curve ends at {human_duration(x.end)})") for i, x in enumerate(leads)]
-    return ("Leader by time (each family spending the time alone; a family whose N trials are spent keeps its value "
-            "at N): " + "; ".join(spans) + ".")
+    return ("Leader by time, point estimates (each family spending the time alone; a family whose N trials are spent keeps "
+            "its value at N): " + "; ".join(spans) + ".")
 
 
 def reach_table(frame: pd.DataFrame, groups: list[Group]) -> list[str]:
@@ -130,9 +130,13 @@ def reach_table(frame: pd.DataFrame, groups: list[Group]) -> list[str]:
     return out
 
 
-def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source: str) -> str:
+def markdown(spec: FigureSpec, groups: list[Group], frame: pd.DataFrame, source: str, floor: str | None = None) -> str:
+    """A figure's section: each family's curve at a few budgets, budgets to reach targets, crossovers, who leads at
+    95%; ``floor``: which scores count at the study's floor (every number below is of the floored scores)."""
     labels = {g.name: g.label for g in groups}
     out = [f"## Figure {spec.number}: study `{spec.study}` ({source})", ""]
+    if floor:
+        out += [f"{floor} Every number below is of the scores so floored.", ""]
     out += ["| family | N | mean duration | E[max] n=1 | n=10 | n=N | best observed |", "|---|---|---|---|---|---|---|"]
     for g in groups:
         em = frame[(frame.family == g.name) & (frame.statistic == "expected_max")].set_index("trials").value
@@ -178,14 +182,16 @@ def beside_theirs(spec: FigureSpec, ours: list[Group], theirs: list[Group] | str
 
 
 def write(sections: list[tuple[FigureSpec, list[Group]]], source: str, folder: Path,
-          skipped: dict[int, str] | None = None, theirs: dict[int, list[Group] | str] | None = None) -> tuple[Path, Path]:
+          skipped: dict[int, str] | None = None, theirs: dict[int, list[Group] | str] | None = None,
+          floors: dict[int, str] | None = None) -> tuple[Path, Path]:
     """``budgets_<source>.csv`` and ``.md``; ``skipped`` maps a figure number to why it has no table,
-    ``theirs`` to the authors' groups (or why they are absent) to set beside ours."""
+    ``theirs`` to the authors' groups (or why they are absent) to set beside ours, ``floors`` to the scores that
+    count at the study's floor (``syw.figures.sources.floor_text``)."""
     frames, texts = [], []
     for spec, groups in sections:
         frame = budget_rows(spec, groups, source)
         frames.append(frame)
-        texts.append(markdown(spec, groups, frame, source))
+        texts.append(markdown(spec, groups, frame, source, (floors or {}).get(spec.number)))
         if theirs and spec.number in theirs and spec.references:
             texts.append(beside_theirs(spec, groups, theirs[spec.number]))
         if theirs and spec.number in theirs and leads_in(frame):

@@ -118,11 +118,13 @@ def _panel(ax, cells_: list[Cell], own: dict, x: str, limit: float) -> tuple[lis
         ns, mean, sd = c.curve()
         xs = ns if x == "trials" else time_axis(ns.size, c.group.mean_duration)
         colour, line = own[c.group.name]
-        ax.plot(xs, mean, color=colour, ls=line, lw=1.8, label=f"{c.group.label} (N = {ns.size})" if x == "trials" else None)
-        low, high = shade_sd(ax, xs, mean, sd, c.group.scores, colour, where=mean <= limit)
+        steps = "steps-post" if x == "time" else "default"  # against time: n trials' value holds until the next ends
+        ax.plot(xs, mean, color=colour, ls=line, lw=1.8, label=f"{c.group.label} (N = {ns.size})" if x == "trials" else None,
+                drawstyle=steps)
+        low, high = shade_sd(ax, xs, mean, sd, c.group.scores, colour, where=mean <= limit, step="post" if x == "time" else None)
         median = c.median()
         if median is not None:
-            ax.plot(xs, median, color=colour, ls=":", lw=1.6,
+            ax.plot(xs, median, color=colour, ls=":", lw=1.6, drawstyle=steps,
                     label=f"{c.group.label}: median best of n (one trial sways its mean)" if x == "trials" else None)
         ends.append(xs)
         lows.append(low)
@@ -171,10 +173,13 @@ def off_scale(cells_: list[Cell], limit: float, tuner: bool = True) -> list[tupl
 
 
 def _fit(ax, cells_: list[Cell], edges: tuple[list, list], colours: dict[str, str], limit: float, tuner: bool) -> None:
-    """y limits over what is drawn up to ``limit`` (:func:`ceiling`); each curve above it named in its colour at the top edge."""
+    """y limits over what is drawn: each curve up to ``limit`` (:func:`ceiling`) and the whole of its shading where
+    it is drawn (shading is cut by no axis); each curve above the limit named in its colour at the top edge."""
     lows, highs = edges
-    drawn = np.concatenate(highs + [values for _, values in curves(cells_, tuner)])
-    bottom, top = float(np.nanmin(np.concatenate(lows))), float(np.nanmax(drawn[drawn <= limit]))
+    drawn = np.concatenate([values for _, values in curves(cells_, tuner)])
+    shaded = np.concatenate(highs)  # NaN where a curve is above the limit and not shaded
+    bottom = float(np.nanmin(np.concatenate(lows)))
+    top = max(float(np.nanmax(drawn[drawn <= limit])), float(np.nanmax(shaded)) if np.isfinite(shaded).any() else -np.inf)
     fit_y(ax, bottom, top, [])
     if top > LOG_SPAN * bottom > 0:  # a floored cell's first trials: on a linear axis they would flatten the rest
         ax.set_yscale("log")
@@ -203,15 +208,20 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
     colours |= {f"{c.group.name}, median": own[c.group.name][0] for c in cells_}
     _fit(by_n, cells_, (lows, highs), colours, limit, tuner=True)
     end_at_trials(by_n, ends)
+    left, right = by_n.get_xlim()  # room left of n = 1: its shading is not drawn on the spine
     if max(e[-1] for e in ends) > 50:
         by_n.set_xscale("log")
+        by_n.set_xlim(left / 1.15, right)
     else:
+        by_n.set_xlim(left - 0.5, right)
         integer_ticks(by_n)
+    _zoom(by_n, cells_, own, tuned)
     by_n.set_xlabel("Hyperparameter assignments (n)")
     ends, lows, highs = _panel(by_time, cells_, own, "time", limit)
     _fit(by_time, cells_, (lows, highs), colours, limit, tuner=False)
     end_at_trials(by_time, ends)
     by_time.set_xscale("log")
+    by_time.set_xlim(by_time.get_xlim()[0] / 1.15, by_time.get_xlim()[1])
     time_ticks(by_time)
     by_time.set_xlabel("Training time (n trials × the cell's mean duration)")
     panels = ((by_n, "(a) random search: expected minimum of n trials (Eq. 8)"
@@ -227,6 +237,36 @@ def draw(study: str, cells_: list[Cell], out_stem: Path) -> list[Path]:
     return finish(fig, by_n, out_stem, extra) + [caption(study, cells_, out_stem, limit)]
 
 
+def zoom_from(cells_: list[Cell]) -> int:
+    """The first budget of panel (a)'s inset: one before the first change of leader (random search), at least 2; a
+    quarter of the smallest N when no leader changes."""
+    changes = [first for _, first, _ in leaders(cells_)[1:]]
+    return max(2, changes[0] - 1 if changes else min(c.group.scores.size for c in cells_) // 4)
+
+
+def _zoom(ax, cells_: list[Cell], own: dict, tuned: dict) -> None:
+    """An inset over panel (a) from :func:`zoom_from` on, on a linear axis: where the cells' curves lie close
+    together and the leader changes, which the full panel's range (a log axis, when the first trials span a factor
+    :data:`LOG_SPAN`) squeezes into a few pixels. Curves only; their shading is the panel's."""
+    start = zoom_from(cells_)
+    lines = [(c.curve()[0], c.curve()[1], *own[c.group.name], "default") for c in cells_]
+    lines += [(c.tuner.budgets, c.tuner.mean, tuned[c.group.name], "-.", "steps-post") for c in cells_ if c.tuner]
+    inset = ax.inset_axes([0.36, 0.40, 0.61, 0.55])
+    shown = []
+    for ns, values, colour, style, steps in lines:
+        keep = (ns >= start) & np.isfinite(values)
+        inset.plot(ns[keep], values[keep], color=colour, ls=style, lw=1.4, drawstyle=steps)
+        shown.append(values[keep])
+    values = np.concatenate(shown)
+    pad = 0.06 * (values.max() - values.min() or 1.0)
+    inset.set_ylim(values.min() - pad, values.max() + pad)
+    inset.set_xlim(start, max(ns.max() for ns, *_ in lines))
+    integer_ticks(inset)
+    inset.tick_params(labelsize=6)
+    inset.grid(alpha=0.3, lw=0.5)
+    inset.set_title(f"n = {start} on, linear axis (curves only)", fontsize=6.5, pad=2)
+
+
 def caption(study: str, cells_: list[Cell], out_stem: Path, limit: float) -> Path:
     """``<out_stem>_caption.md``: the whole title and what each panel draws, in words; ``limit`` is the axes' :func:`ceiling`."""
     first, *rest = title(study, cells_).splitlines()
@@ -236,7 +276,10 @@ def caption(study: str, cells_: list[Cell], out_stem: Path, limit: float) -> Pat
              "- (a) Curves: the expected best validation perplexity of n random-search trials (Eq. 8 with direction min, "
              "the expected minimum of n i.i.d. draws) of " + ", ".join(f"{c.group.label} (N = {c.group.scores.size})"
                                                                         for c in cells_) + ", up to N.",
-             "- (b) The same curves at n trials times the cell's mean training duration.",
+             f"- (a) Inset: the same curves (and the GP tuner's mean) from n = {zoom_from(cells_)} on, on a linear axis, where "
+             "the leader changes; without shading, which the panel shows.",
+             "- (b) The same curves at n trials times the cell's mean training duration, in steps (n trials' expected best "
+             "holds until the next trial ends).",
              f"- Shading, in each curve's colour: {SD_LABEL.removeprefix('shading: ')}; none where the curve is above the axis."]
     for name, where, high, low in off_scale(cells_, limit):
         lines.append(f"- Above the axis, which reaches at most {CEILING} times the lowest point of any curve "

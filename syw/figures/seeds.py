@@ -31,7 +31,7 @@ def group_name(record: dict) -> str:
 
 def seed_rows(study_dir: Path) -> pd.DataFrame:
     """One row per rerun assignment: its group, original trial and value, the ok reruns' count,
-    mean, sample SD (ddof 1), min and max, and how far the original lies from their mean in SDs."""
+    mean, sample SD (ddof 1), min and max, how far the original lies from their mean in SDs, and their values."""
     files = sorted((Path(study_dir) / "reseed").glob("*.jsonl"))
     records = [r for path in files for r in iter_records(path)]
     if not records:
@@ -48,7 +48,7 @@ def seed_rows(study_dir: Path) -> pd.DataFrame:
         rows.append(dict(group=group, trial=int(trial), direction=part.direction.iloc[0], original=original,
                          reruns=int(values.size), failed=int((~part.ok).sum()), mean=mean, sd=sd,
                          min=float(values.min()) if values.size else math.nan, max=float(values.max()) if values.size else math.nan,
-                         original_in_sds=(original - mean) / sd if sd > 0 else math.nan))
+                         original_in_sds=(original - mean) / sd if sd > 0 else math.nan, values=tuple(values.tolist())))
     return pd.DataFrame(rows)
 
 

@@ -16,13 +16,14 @@ the keys each takes; each function's docstring says more):
   (largest difference from the authors' curve), ``lead`` (start or end of a stretch of wall time a
   family leads, Figs. 2 and 4), ``ratio`` (of mean durations or another field).
 - ``tuner`` (an adaptive tuner's runs beside random search: their count, mean best-so-far, where it
-  reaches random search's expected best at N and the trials that saves), ``seeds`` (a family's seed
+  reaches random search's expected best at N and the trials that saves, in the mean and run by run), ``seeds`` (a family's seed
   spread under ``syw reseed``, and the gap between two families against it; case study 5).
 - ``provenance`` (what the study's PROVENANCE.md states: the span, the suite commits, each command's wall
   time, start and end, the most trials at once: :mod:`syw.pages.readme_provenance`), ``squad_dev`` (a
   predictions file scored on SQuAD dev).
-- ``verdict`` (docs/verdicts.md's verdict on a claim for the study), ``majority`` (a split's most frequent
-  label's share): :mod:`syw.pages.readme_claims`.
+- ``verdict`` (docs/verdicts.md's verdict on a claim for the study), ``compared`` (who leads at 95% where, and where
+  the comparison is undecided with these trials), ``majority`` (a split's most frequent label's share):
+  :mod:`syw.pages.readme_claims`.
 
 Keys every fact takes: ``study`` (a folder under results/, default the README's), ``times`` (a
 number to multiply a numeric fact by, e.g. the dev set's size: an accuracy as sentences right),
@@ -42,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from syw.analysis import budget_to_reach, overtakes_from, time_leaders
-from syw.analysis.adaptive import reaches_random, trials_saved, tuner_progress
+from syw.analysis.adaptive import reaches_random, saved_by_run, trials_saved, tuner_progress, tuner_runs
 from syw.analysis.compare import leaders_by_n
 from syw.analysis.selected import selected_test
 from syw.core.units import stretches_text
@@ -209,7 +210,8 @@ def tuner(a: Args) -> Value:
     """The GP-tuner runs of ``family`` beside its random search (issue 36; :mod:`syw.figures.fig5`): ``of=runs``
     (default), their count; ``length``, the trials of the shortest; ``mean``, their mean best-so-far at ``n`` (default the shortest run's end);
     ``reach``, the first n at which that mean reaches random search's Eq. 8 value at N (or ``more than K``);
-    ``saves``, N minus that n (0 when runs of N trials never reach it; unknown while the runs are shorter)."""
+    ``saves``, N minus that n (0 when runs of N trials never reach it; unknown while the runs are shorter); ``each``, the
+    trials each run saves on its own, by tuner seed (``14, 9 and 11``; point estimates, one per run)."""
     random, what = a.trials(), a.get("of", "runs")
     found = tuner_progress(a.study().folder, random.family, GP)
     if found is None:
@@ -222,9 +224,13 @@ def tuner(a: Args) -> Value:
         if not 1 <= n <= best.budgets.size:
             raise FactError(f"n={n}: a budget from 1 to {best.budgets.size}, the shortest {GP} run")
         return Value(float(best.mean[n - 1]), "score")
-    if what not in ("reach", "saves"):
-        raise FactError(f"of={what!r}: runs, length, mean, reach or saves")
+    if what not in ("reach", "saves", "each"):
+        raise FactError(f"of={what!r}: runs, length, mean, reach, saves or each")
     eq8, within = curve(random), min(len(random.rows), best.budgets.size)
+    if what == "each":
+        saved = [str(k) if k is not None else "not yet" for k in
+                 saved_by_run(tuner_runs(a.study().folder, random.family, GP), eq8, maximize=random.maximize)]
+        return Value(saved[0] if len(saved) == 1 else ", ".join(saved[:-1]) + " and " + saved[-1], "text")
     if what == "reach":
         n = reaches_random(best, eq8, maximize=random.maximize)
         return Value(n, "count") if n is not None else Value(f"more than {within}", "text")

@@ -7,7 +7,8 @@ jackknife-t comparison of the unbiased expected best of n (:func:`syw.analysis.i
 ``at``; Welch's t-test at n = 1). *supports*: LR leads at n = 1 and at n = 5, and the CNN leads at
 n = 20; *contradicts*: the CNN leads at n = 1 or 5, or LR leads at n = 20; *undecided*: otherwise. A
 verdict is given only once both families have all their trials; before that the section says how many
-are recorded.
+are recorded. The page words it as every verdict of ``docs/verdicts.md`` (:mod:`syw.pages.verdict_rules`, issue 73):
+"supports at 95%", "contradicts at 95%", "undecided with N trials per family"; the rule is unchanged.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from syw.core.paths import REPO
 from syw.core.units import count
 from syw.experiments.space import study_config
 from syw.figures.sources import has_records, study_rows
+from syw.pages.verdict_rules import Verdict
+from syw.pages.verdict_rules import verdict as worded
 
 STUDY = "sst5_as_run_200"
 BUDGETS = (1, 5, 20)
@@ -52,10 +55,12 @@ def _state(results: Path) -> tuple[dict[str, int], Difference | None]:
     return recorded, compare(scores[EARLY], scores[LATE], (EARLY, LATE), at=BUDGETS, confidence=CONFIDENCE)
 
 
-def verdict(results: Path = REPO / "results") -> str | None:
-    """The committed rule's verdict (:func:`decide`), or None while the study is incomplete."""
-    diff = _state(results)[1]
-    return None if diff is None else decide(dict(zip(map(int, diff.ns), diff.leader(), strict=True)))
+def verdict(results: Path = REPO / "results") -> Verdict | None:
+    """The committed rule's verdict (:func:`decide`) with the trials it rests on, or None while the study is incomplete."""
+    recorded, diff = _state(results)
+    if diff is None:
+        return None
+    return worded(decide(dict(zip(map(int, diff.ns), diff.leader(), strict=True))), recorded)
 
 
 def section(results: Path = REPO / "results") -> list[str]:
@@ -74,5 +79,6 @@ def section(results: Path = REPO / "results") -> list[str]:
     out += ["| n | LR minus CNN (unbiased expected best of n) | 95% interval | p | leader at 95% |", "|---|---|---|---|---|"]
     for n, est, low, high, p in zip(diff.ns, diff.estimate, diff.low, diff.high, diff.p, strict=True):
         out.append(f"| {n} | {est:+.4f} | [{low:+.4f}, {high:+.4f}] | {p:.3g} | {leaders[int(n)] or 'none'} |")
-    return out + ["", f"Verdict: **{decide(leaders)}** ({recorded[EARLY]} LR and {recorded[LATE]} CNN trials; "
+    said = worded(decide(leaders), recorded)
+    return out + ["", f"Verdict: **{said}** ({recorded[EARLY]} LR and {recorded[LATE]} CNN trials; "
                       f"claims are possible up to n = {diff.limit} with these trials)."]

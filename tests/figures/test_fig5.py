@@ -119,7 +119,14 @@ def test_fig5_draws_both_panels_falling_and_says_what_it_shows(tmp_path, monkeyp
     assert len(curves) == 3 and all(np.all(np.diff(line.get_ydata()) < 0) for line in curves)
     gp = next(line for line in by_n.get_lines() if line.get_drawstyle() == "steps-post")
     assert list(gp.get_ydata()) == pytest.approx(GP_MEAN)
-    assert by_n.get_xlim() == (1, 4) and by_time.get_xlim() == pytest.approx((60, 4 * 120))  # where the trials end
+    # where the trials end, with room left of the first budget so that its shading is not on the spine
+    assert by_n.get_xlim() == (0.5, 4) and by_time.get_xlim() == pytest.approx((60 / 1.15, 4 * 120))
+    (inset,) = by_n.child_axes  # from n = 2 (no leader changes here), linear, the curves within its range
+    assert inset.get_xlim() == (2, 4) and inset.get_yscale() == "linear" and len(inset.get_lines()) == 4
+    low, high = inset.get_ylim()
+    assert all(low <= y <= high for line in inset.get_lines() for y in line.get_ydata())
+    steps = [line for line in by_time.get_lines() if line.get_drawstyle() == "steps-post"]
+    assert len(steps) == 3  # against time, each curve in steps (n trials' value holds until the next trial ends)
     title = fig._suptitle.get_text()
     assert "(ptb_melis_reduced)" in title and "lstm N = 4, rhn N = 4, nas N = 4" in title and "2M weights" in title
     assert "LSTM, GP tuner: best-so-far, mean of 3 runs (not Eq. 8)" in legend_texts(fig)

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from matplotlib.colors import to_hex
 
+from syw.analysis.inference import budget_interval
 from syw.core.paths import CONF_DIR
 from syw.curve.command import main as syw
 from syw.figures import plot, sources
@@ -44,11 +45,14 @@ def bands(ax) -> list[tuple[str, dict[float, tuple[float, float]]]]:
     return out
 
 
-def check_curve_and_band(ax, label: str, scores: list[float], xs: np.ndarray, shaded: bool) -> str:
+def check_curve_and_band(ax, label: str, scores: list[float], xs: np.ndarray, shaded: bool, steps: bool = False) -> str:
     """The curve ``label`` is Eq. 8 of ``scores`` at n = 1..len(xs), drawn at ``xs``; with ``shaded``, one
-    area of its colour spans the ±1 SD clipped to [min, max] of the scores at each x. Returns its colour."""
+    area of its colour spans the ±1 SD clipped to [min, max] of the scores at each x. With ``steps`` (a time axis)
+    both are steps: the value at n holds from its x to the next, so at x_n the outline spans n - 1's and n's.
+    Returns its colour."""
     line = line_labelled(ax, label)
     ns = range(1, len(xs) + 1)
+    assert line.get_drawstyle() == ("steps-post" if steps else "default"), label
     np.testing.assert_allclose(line.get_xdata(), xs, rtol=1e-12)
     np.testing.assert_allclose(line.get_ydata(), [oracle.eq8(scores, n) for n in ns], atol=1e-12)
     colour = to_hex(line.get_color())
@@ -57,9 +61,14 @@ def check_curve_and_band(ax, label: str, scores: list[float], xs: np.ndarray, sh
     if shaded:
         band = sorted(mine[0].items())
         np.testing.assert_allclose([x for x, _ in band], xs, rtol=1e-12)
-        for (_, drawn), n in zip(band, ns):
+        clipped = []
+        for n in ns:
             mean, sd = oracle.eq8(scores, n), oracle.eq8_sd(scores, n)
-            assert drawn == pytest.approx((max(mean - sd, min(scores)), min(mean + sd, max(scores))), abs=1e-12), (label, n)
+            clipped.append((max(mean - sd, min(scores)), min(mean + sd, max(scores))))
+        for k, (_, drawn) in enumerate(band):
+            held = clipped[max(k - 1, 0):k + 1] if steps else clipped[k:k + 1]
+            expected = (min(lo for lo, _ in held), max(hi for _, hi in held))
+            assert drawn == pytest.approx(expected, abs=1e-12), (label, k + 1)
     return colour
 
 
@@ -71,19 +80,31 @@ def check_figure(fig, spec, trials: dict[str, dict[str, list[float]]], labels: d
         n = len(part["scores"]) if spec.x == "time" or not spec.xlim else min(len(part["scores"]), int(spec.xlim[1]))
         mean_duration = sum(part["durations"]) / len(part["durations"])
         xs = np.arange(1, n + 1) * (mean_duration if spec.x == "time" else 1)
-        colours[family] = check_curve_and_band(ax, labels[family], part["scores"], xs, spec.shade)
+        colours[family] = check_curve_and_band(ax, labels[family], part["scores"], xs, spec.shade, steps=spec.x == "time")
     assert len(bands(ax)) == (len(trials) if spec.shade else 0)
+    (left, right), (bottom, top) = ax.get_xlim(), ax.get_ylim()
+    for _, edges in bands(ax):  # no shading is cut by the axes, nor drawn on the spine at the first budget
+        assert all(left < x <= right * (1 + 1e-12) and bottom <= lo and hi <= top for x, (lo, hi) in edges.items())
     for family, value in spec.references.items():  # the number first published: a horizontal line at it
         (line,) = [line for line in ax.lines if list(line.get_ydata()) == [value, value]]
         assert to_hex(line.get_color()) == colours[family] and f"{value:g}" in line.get_label()
         assert line.get_label() in legend_texts(fig)
-    if spec.guide:  # dotted lines to the first n whose expected best reaches the target
+    if spec.guide:  # the budget to reach the target: its 95% interval as a bar, and the point budget where located
         family, target = spec.guide
-        n = oracle.first_reaching(trials[family]["scores"], target, len(trials[family]["scores"]))
+        scores = trials[family]["scores"]
+        n = oracle.first_reaching(scores, target, len(scores))
+        found = budget_interval(scores, target)
         dotted = [(list(line.get_xdata()), list(line.get_ydata())) for line in ax.lines if line.get_linestyle() == ":"]
-        assert any(x[-1] == n and y == [target, target] for x, y in dotted), dotted
-        assert any(x == [n, n] and y[-1] == target for x, y in dotted), dotted
-        assert any(f"reaches {target:g} at n = {n}" in text.get_text() for text in ax.texts)
+        bars = [list(line.get_xdata()) for line in ax.lines if line.get_linewidth() == 3.5 and list(line.get_ydata()) == [target] * 2]
+        words = [text.get_text() for text in ax.texts]
+        if found.high is not None:  # located: dotted lines to n, the bar over [low, high]
+            assert any(x[-1] == n and y == [target, target] for x, y in dotted), dotted
+            assert any(x == [n, n] and y[-1] == target for x, y in dotted), dotted
+            assert bars == [[found.low, found.high]]
+            assert any(f"reaches {target:g} at n = {n}, 95% interval {found.low}-{found.high}" in text for text in words)
+        else:  # not located: no point budget marked, the bar from low to the limit
+            assert dotted == [] and bars == [[min(found.low, found.limit), found.limit]]
+            assert any(f"reaches {target:g} " in text and f"beyond {found.limit}" in text for text in words), words
     assert ax.get_ylabel() == spec.ylabel
     assert ax.get_xscale() == ("log" if spec.log_x else "linear")
     assert ("duration" if spec.x == "time" else "assignments") in ax.get_xlabel().lower()
@@ -137,7 +158,7 @@ def test_each_figure_from_the_authors_files_draws_eq8_its_band_and_its_targets(t
 
 def test_the_figure_test_sees_a_band_of_2_sd_unclipped(tmp_path, monkeypatch):
     """The band check is not vacuous: a figure shaded ±2 SD without clipping fails it."""
-    def wide(ax, xs, mean, sd, scores, color):
+    def wide(ax, xs, mean, sd, scores, color, step=None):
         ax.fill_between(xs, mean - 2 * sd, mean + 2 * sd, color=color, alpha=0.18, lw=0)
 
     spec = FIGURES[1]
@@ -200,3 +221,28 @@ def test_syw_curve_draws_the_median_beside_a_mean_that_one_trial_sways(tmp_path,
     # quarters: 0.5 (n = 1) and 0.29 (n = 2) need two trials, 120; 0.21 (n = 3) and 0.16 (n = 4) one, 100
     assert list(median.get_ydata()) == [120, 120, 100, 100]
     assert not any("b: median" in line.get_label() for line in ax.lines)  # b's trials sway nothing
+
+
+def test_a_figure_drawn_without_shading_says_so_and_an_unlocated_budget_is_its_interval(tmp_path, monkeypatch):
+    """Issue 73 item 5: curves drawn without their uncertainty say so in the legend and caption; a budget the trials
+    cannot locate is drawn as its 95% interval (a bar from its lower end to the limit, an arrow past it), not as a point."""
+    from dataclasses import replace
+
+    from syw.analysis.group import Group
+
+    drawn = kept(monkeypatch)
+    rng = np.random.default_rng(5)
+    cnn = Group("cnn", np.clip(rng.normal(0.34, 0.04, 50), 0.2, 1.0), label="CNN")  # 0.395 reached late, if at all
+    found = budget_interval(cnn.scores, 0.395)
+    assert found.high is None and found.low <= found.limit == 9
+    plot.draw(replace(FIGURES[1], shade=False), [Group("lr", np.full(50, 0.3) + np.linspace(0, 0.05, 50), label="LR"), cnn],
+              "plain", tmp_path / "plain")
+    ax = drawn[-1].axes[0]
+    assert plot.UNSHADED in [" ".join(t.replace("\n", " ").split()) for t in legend_texts(drawn[-1])] and not ax.collections
+    caption = (tmp_path / "plain_caption.md").read_text()
+    assert "- No shading: the curves are drawn without their uncertainty" in caption
+    assert "the 95% interval of the budget at which cnn first reaches 0.395" in caption and "no point budget is marked" in caption
+    assert not [line for line in ax.lines if line.get_linestyle() == ":"]  # no point budget
+    (bar,) = [line for line in ax.lines if line.get_linewidth() == 3.5]
+    assert list(bar.get_xdata()) == [found.low, found.limit] and list(bar.get_ydata()) == [0.395, 0.395]
+    assert any(text.get_text().startswith(f"CNN reaches 0.395 at n = {found.low} to beyond 9") for text in ax.texts)

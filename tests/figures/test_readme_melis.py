@@ -57,7 +57,7 @@ def test_seed_spread_and_the_gap_between_families_by_hand(melis):
     ("tuner family=rhn", "no gp-tuner run of rhn"),
     ("tuner family=lstm of=mean n=5", "n=5: a budget from 1 to 4"),
     ("tuner family=lstm of=mean n=x", "n='x' is not a number"),
-    ("tuner family=lstm of=best", "of='best': runs, length, mean, reach or saves"),
+    ("tuner family=lstm of=best", "of='best': runs, length, mean, reach, saves or each"),
     ("seeds family=nas", "family='nas' of='sd': a rerun family (lstm, rhn)"),
     ("seeds family=lstm over=nas", "two rerun families"),
 ])

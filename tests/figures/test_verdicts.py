@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
+from syw.analysis.inference import budget_interval, compare
 from syw.core.entry import run_main
+from syw.figures.budgets import PAPER_CLAIMS
 from syw.figures.specs import FIGURES
 from syw.pages import verdicts, verdicts_melis
 from tests.figures import test_fig5
@@ -23,6 +26,19 @@ def first_overtaking(leader: list[float], other: list[float], n_max: int) -> int
     return next((n for n in range(1, n_max + 1) if oracle.eq8(other, n) > oracle.eq8(leader, n)), None)
 
 
+def rows_of(text: str, claim: str) -> dict[str, list[str]]:
+    """A claim's rows of docs/verdicts.md, by records: [point estimate, 95% interval, verdict]."""
+    lines = text.splitlines()
+    first = next(k for k, line in enumerate(lines) if line.startswith(f"| {claim} |"))
+    out = {}
+    for line in lines[first:]:
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) != 5 or (cells[0] and cells[0] != claim) or not line.startswith("|"):
+            break
+        out[cells[1]] = cells[2:]
+    return out
+
+
 def test_our_records_give_the_numbers_and_verdicts_by_the_rule(tmp_path, monkeypatch):
     results = tmp_path / "results"
     write_study(results, "sst5", {"lr": (0.37, 0.01, 2.0), "cnn": (0.33, 0.06, 40.0)}, n=50, seed=3)
@@ -33,44 +49,67 @@ def test_our_records_give_the_numbers_and_verdicts_by_the_rule(tmp_path, monkeyp
     lr, cnn = scores_of(results, "sst5", "lr"), scores_of(results, "sst5", "cnn")
     reach = oracle.first_reaching(cnn, 0.395, 50)
     rounded = oracle.first_reaching(cnn, 0.395, 50, decimals=3)
-    row = next(line for line in text.splitlines() if line.startswith("| the CNN needs 16 trials to reach 0.395 |"))
-    assert f"sst5: CNN: n = {reach} ({rounded} at 3 decimals" in row
-    expected = "supports" if 16 / 1.5 <= reach <= 24 or 16 / 1.5 <= rounded <= 24 else "contradicts"
-    assert row.endswith(f"sst5: {expected}<br>sst5_as_run: cannot be tested here (data: no records in results/sst5_as_run) |")
-    assert "| not on this machine |" in row
+    rows = rows_of(text, "the CNN needs 16 trials to reach 0.395")
+    assert rows["the authors' trials"][2] == "cannot be tested here (data: not on this machine)"
+    assert rows["sst5"][0].startswith(f"CNN: n = {reach} ({rounded} at 3 decimals")
+    found = budget_interval(cnn, 0.395)  # the rule: the 95% interval within [16 / 1.5, 24], or wholly outside
+    assert rows["sst5"][1] == f"CNN to 0.395: {found.low}-{found.high}" and found.high < 16 / 1.5
+    assert rows["sst5"][2] == "contradicts at 95%"
+    assert rows["sst5_as_run"][2] == "cannot be tested here (data: no records in results/sst5_as_run)"
     crossing = first_overtaking(lr, cnn, 50)
-    row = next(line for line in text.splitlines() if line.startswith("| LR is better up to about 10 trials |"))
+    rows = rows_of(text, "LR is better up to about 10 trials")
     assert oracle.eq8(lr, 1) > oracle.eq8(cnn, 1) and crossing is not None
-    assert f"sst5: CNN overtakes LR at n = {crossing}" in row
-    assert f"sst5: {'supports' if 5 <= crossing <= 20 else 'contradicts'}<br>" in row
+    assert rows["sst5"][0] == f"CNN overtakes LR at n = {crossing} (Eq. 8)"  # the point estimate, labelled
+    diff = compare(lr, cnn, ("lr", "cnn"), ns=[1] + list(range(5, 21)))  # the claim's budgets: 1 and 5 to 20
+    assert diff.leader() == ["lr", None] + ["cnn"] * 4 + [None] * 11  # None past the limit 9 too
+    assert rows["sst5"][1] == (f"LR minus CNN at n = 1: [{diff.low[0]:+.4f}, {diff.high[0]:+.4f}]; leader at 95% "
+                               "(simultaneous over n = 1, 5-20): LR at n = 1; none at n = 5; CNN at n = 6-9; past the limit "
+                               "n = 9 at n = 10-20")
+    assert rows["sst5"][2] == "supports at 95%"  # LR ahead at n = 1, the CNN at n = 6 to 9, within 5 to 20
     assert "- sst5: Mean curves, CNN vs LR (n = 1 to 50, simultaneous claims): " in text  # the comparison's sentence
     assert "Beyond n = 9 these trials allow no claim without assumptions" in text  # N = 50: the limit is 9
-    row = next(line for line in text.splitlines() if line.startswith("| GloVe is best below about 2 hours |"))
-    assert "sst2_bcn_reduced_7_epochs: cannot be tested here (scale: SST-2 sentences (not phrases), 7 epochs" in row
-    assert "sst2_bcn: cannot be tested here (data: no records in results/sst2_bcn)" in row
+    rows = rows_of(text, "GloVe is best below about 2 hours")
+    assert rows["sst2_bcn_reduced_7_epochs"][2].startswith("cannot be tested here (scale: SST-2 sentences (not phrases), 7 epochs")
+    # the window's middle, about sqrt(100 s x 2 h) = 14 min, buys GloVe 8 trials: past the limit of 10 trials (n = 1)
+    assert rows["sst2_bcn_reduced_7_epochs"][1].startswith("at 14.2 min, GloVe (reduced) (n = 8) minus GloVe + ELMo (FR, reduced)")
+    assert "not located (past the limit n = 1)" in rows["sst2_bcn_reduced_7_epochs"][1]
+    assert rows["sst2_bcn_reduced_7_epochs"][2].endswith("; as evidence: undecided with 10 trials per family")
+    assert rows["sst2_bcn"][2] == "cannot be tested here (data: no records in results/sst2_bcn)"
     assert "## Section 5 case study (Melis et al. 2018)" in text and "No records yet" in text
+    table = text.split("## One verdict per study")[1]
+    assert "| sst5 | contradicts at 95% |" in table and "| Figure 1 | cannot be tested here (data: not on this machine) |" in table
 
 
 @pytest.mark.paperdata
-def test_the_authors_trials_support_the_claims_with_these_numbers(tmp_path):
+def test_the_authors_trials_by_the_rules_with_these_numbers(tmp_path):
     text = verdicts.build(tmp_path / "no_results")
     trials = oracle.authors_trials(FIGURES[1].paper)
     lr, cnn = trials["lr"]["scores"], trials["cnn"]["scores"]
     reach, rounded = oracle.first_reaching(cnn, 0.395, 50), oracle.first_reaching(cnn, 0.395, 50, decimals=3)
     assert (reach, rounded) == (17, 17)  # the paper's text says 16
-    assert f"| CNN: n = {reach} ({rounded} at 3 decimals" in text
-    assert f"| CNN overtakes LR at n = {first_overtaking(lr, cnn, 50)}; supports |" in text
+    theirs = rows_of(text, "the CNN needs 16 trials to reach 0.395")["the authors' trials"]
+    assert theirs == [f"CNN: n = {reach} ({rounded} at 3 decimals, 13.2 min; N = 50)",
+                      "CNN to 0.395: 7 to beyond 9: cannot be located with 50 trials", "undecided with 50 trials"]
+    theirs = rows_of(text, "LR is better up to about 10 trials")["the authors' trials"]
+    assert theirs[0] == f"CNN overtakes LR at n = {first_overtaking(lr, cnn, 50)} (Eq. 8)"
+    assert theirs[1].endswith("LR at n = 1; none at n = 5-9; past the limit n = 9 at n = 10-20")
+    assert theirs[2] == "undecided with 50 trials per family"  # was "supports" on the point estimate (13 within 5-20)
     bidaf = oracle.authors_trials(FIGURES[4].paper)["bidaf"]["scores"]
     exact, rounded = oracle.first_reaching(bidaf, 0.677, 128), oracle.first_reaching(bidaf, 0.677, 128, decimals=3)
-    assert f"BiDAF: n = {exact} ({rounded} at 3 decimals" in text
+    theirs = rows_of(text, "BiDAF needs about 18 GPU days, 55 trials, to match 0.677")["the authors' trials"]
+    assert theirs[0].startswith(f"BiDAF: n = {exact} ({rounded} at 3 decimals")
+    assert theirs[1:] == ["BiDAF to 0.677: 19 to beyond 24: cannot be located with 128 trials", "undecided with 128 trials"]
     scitail = oracle.authors_trials(FIGURES[3].paper, oracle.study_floor(FIGURES[3].study))
     needs = {f: oracle.first_reaching(scitail[f]["scores"], ref, 100, decimals=3) for f, ref in FIGURES[3].references.items()}
     assert (needs["ngram"], needs["dgem"]) == (2, 20)  # the paper: from 2 (n-gram) to 20 (DGEM)
-    assert f"n-gram baseline {needs['ngram']}, DAM {needs['dam']}, ESIM {needs['esim']}, DGEM {needs['dgem']} (3 decimals); supports" in text
-    for claim in ("GloVe is best below about 2 hours", "ELMo frozen is best between about 6 hours and 1 day",
-                  "ELMo fine-tuned is best beyond"):
-        row = next(line for line in text.splitlines() if line.startswith(f"| {claim} |"))
-        assert row.split(" | ")[1].endswith("supports")
+    theirs = rows_of(text, PAPER_CLAIMS[3][0])["the authors' trials"]
+    assert theirs[0] == f"n-gram baseline {needs['ngram']}, DAM {needs['dam']}, ESIM {needs['esim']}, DGEM {needs['dgem']} (3 decimals)"
+    assert theirs[1:] == ["n-gram baseline to 0.65: 2-2; DGEM to 0.796: 10 to beyond 18: cannot be located with 100 trials",
+                          "undecided with 100 trials"]  # the n-gram end supports, DGEM's is not located
+    said = [rows_of(text, claim)["the authors' trials"][2] for claim in PAPER_CLAIMS[2]]
+    assert said == ["supports at 95%", "undecided with 50 trials per family", "undecided with 50 trials per family"]
+    table = text.split("The authors' published trials, by the same rules and join:")[1]
+    assert "| Figure 1 | undecided with 50 trials per family |" in table and "| Figure 4 | undecided with 128 trials |" in table
 
 
 def test_main_writes_the_file_and_a_bad_folder_is_one_line(tmp_path, monkeypatch, capsys):
@@ -85,8 +124,7 @@ def test_main_writes_the_file_and_a_bad_folder_is_one_line(tmp_path, monkeypatch
 # Section 5 (case study 5, Melis et al. 2018) on records in the runner's layout: random search in <family>.jsonl, the
 # GP tuner's runs in gp/<family>.tuner_seed<k>.jsonl (tests/figures/test_fig5.py's writer), seed reruns in reseed/<source>.jsonl.
 LSTM, GP_RUNS = test_fig5.LSTM, test_fig5.GP_RUNS  # LSTM's ok trials 130, 100, 160, 110 (N = 4); GP means 143.33, 103.33, ...
-REDUCED_SCALE = "cannot be tested here (scale: 2M weights (paper 10M), 2 epochs; LSTM and NAS depth 1, RHN depth 5): " \
-                "evidence from a reduced study"
+REDUCED_SCALE = "cannot be tested here (scale: 2M weights (paper 10M), 2 epochs; LSTM and NAS depth 1, RHN depth 5)"
 
 
 def eq8_min(scores, n: int) -> float:
@@ -109,85 +147,101 @@ def write_reruns(results, study: str, reruns: dict[str, tuple[int, float, list[f
             "direction": "min", "strategy": "random", "tuner_seed": 0, "params": {}}) + "\n" for j, v in enumerate(values)))
 
 
-def melis_row(text: str, number: int) -> list[str]:
-    """Section 5's row of question ``number`` (1-4): its question, evidence and verdict cells."""
-    line = next(line for line in text.split("## Section 5")[1].splitlines() if line.startswith(f"| {verdicts_melis.QUESTIONS[number - 1]} |"))
-    return [cell.strip() for cell in line.strip("|").split(" | ")]
+def reruns_of(mean: float, sd: float, k: int) -> list[float]:
+    """k rerun values with exactly this mean and sample SD."""
+    z = np.linspace(-1.0, 1.0, k)
+    return list(mean + sd * (z - z.mean()) / z.std(ddof=1))
 
 
-def full_study(results, nas_gap: float) -> None:
-    """ptb_melis with both budgets: the 24M cells are the 10M cells 5 lower; NAS is LSTM's trials plus ``nas_gap``."""
+def melis_rows(text: str, number: int) -> dict[str, list[str]]:
+    """Section 5's rows of question ``number`` (1-4), by study: [point estimate, 95% interval, verdict]."""
+    return rows_of(text.split("## Section 5")[1], verdicts_melis.QUESTIONS[number - 1])
+
+
+def full_study(results, nas: list[float], gp_runs: list[list], reruns: dict[str, tuple[float, float, int]]) -> None:
+    """ptb_melis with both budgets (the 24M cells 5 lower): LSTM's trials, RHN 50 above them, NAS as given; the
+    LSTM's GP runs; each cell's best trial rerun (mean, SD, reruns)."""
     ok = [v for v in LSTM if v is not None]
     for suffix, shift in (("", 0.0), ("_24m", -5.0)):
         write_cells(results, "ptb_melis", {f"lstm{suffix}": [v + shift if v is not None else None for v in LSTM],
-                                           f"rhn{suffix}": [v + 50 + shift for v in ok], f"nas{suffix}": [v + nas_gap + shift for v in ok]})
-
-
-def test_section5_lstm_leading_everywhere_gp_saving_and_robust_gaps_support(tmp_path, monkeypatch):
-    results = tmp_path / "results"
-    full_study(results, nas_gap=30.0)
-    for seed, run in enumerate(GP_RUNS):
+                                           f"rhn{suffix}": [v + 50 + shift for v in ok], f"nas{suffix}": [v + shift for v in nas]})
+    for seed, run in enumerate(gp_runs):
         test_fig5.write_family(results / "ptb_melis", "lstm", run, 60.0, strategy="gp", tuner_seed=seed)
-    write_reruns(results, "ptb_melis", {"lstm": (1, 100.0, [101.0, 102.0, 103.0]), "rhn": (1, 150.0, [150.0, 151.0, 152.0]),
-                                        "nas": (1, 130.0, [130.0, 131.0, 132.0]), "lstm_24m": (1, 95.0, [96.0, 97.0, 98.0]),
-                                        "rhn_24m": (1, 145.0, [145.0, 146.0, 147.0]), "nas_24m": (1, 125.0, [125.0, 126.0, 127.0])})
+    write_reruns(results, "ptb_melis", {f"{f}{suffix}": (1, 100.0, reruns_of(mean + shift, sd, k))
+                                        for f, (mean, sd, k) in reruns.items() for suffix, shift in (("", 0.0), ("_24m", -5.0))})
+
+
+def test_section5_supports_where_the_intervals_decide(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    ok = [v for v in LSTM if v is not None]
+    firsts = [[60.0, 59.0, 58.0, 57.0], [61.0, 60.0, 59.0, 58.0], [62.0, 61.0, 60.0, 59.0]]  # the GP runs far ahead at n = 1
+    full_study(results, [v + 30 for v in ok], firsts, {"lstm": (100.0, 0.4, 100), "rhn": (150.0, 0.4, 100), "nas": (130.0, 0.4, 100)})
     monkeypatch.setattr(verdicts, "authors", lambda number: "not on this machine")
     text = verdicts.build(results)
-    ok = [v for v in LSTM if v is not None]
     at_4 = eq8_min(ok, 4)
     assert at_4 == pytest.approx(test_fig5.EQ8_AT_4)
-    _, evidence, verdict = melis_row(text, 1)
-    assert f"ptb_melis: lstm leads at every n = 1 to 4 (expected best at n = 4: lstm {at_4:.2f}, rhn {at_4 + 50:.2f}, " \
-           f"nas {at_4 + 30:.2f}); lstm_24m leads at every n = 1 to 4 (expected best at n = 4: lstm_24m {at_4 - 5:.2f}" in evidence
-    assert verdict.startswith("ptb_melis: supports<br>ptb_melis_reduced: cannot be tested here (data: no records in results/")
-    # GP means by hand: 143.33, 103.33, 96.67, 90; random search: 125, 112.5, ..., 104.53; 103.33 <= 104.53 first at n = 2
-    gp_mean = test_fig5.GP_MEAN
-    above = [n for n in range(1, 5) if gp_mean[n - 1] > eq8_min(ok, n)]
-    assert above == [1] and gp_mean[1] <= at_4 < gp_mean[0]
-    _, evidence, verdict = melis_row(text, 2)
-    assert f"ptb_melis: lstm: random search's expected best at N = 4 is {at_4:.2f}; the GP runs' mean best-so-far reaches it " \
-           "at n = 2: the GP tuner saves 2 of 4 trials (3 runs); the mean best-so-far is at or below random search's Eq. 8 " \
-           "curve at 3 of n = 1 to 4 (above at n = 1)<br>" in evidence
-    assert verdict.startswith("ptb_melis: supports<br>")
-    # Melis's seed noise on its own terms: each cell's seed SD is 1.00, outside 0.4 / 1.5 to 0.4 * 1.5
-    _, evidence, verdict = melis_row(text, 3)
-    assert "lstm SD 1.00 over 3 reruns (trial 1)" in evidence.split("<br>")[0] and verdict.startswith("ptb_melis: contradicts<br>")
-    # gaps of rerun means: lstm 102, nas 131, rhn 151 (each SD 1): 29 and 49 and 20 pooled SDs, all at least 2.5
-    _, evidence, verdict = melis_row(text, 4)
-    assert evidence.startswith("ptb_melis: lstm ahead of nas by 29.00, pooled seed SD 1.00: 29.00 SDs, robust; lstm ahead of "
-                               "rhn by 49.00, pooled seed SD 1.00: 49.00 SDs, robust; nas ahead of rhn by 20.00")
-    assert "lstm_24m ahead of nas_24m by 29.00" in evidence and "lstm ahead of nas_24m" not in evidence  # within a budget
-    assert verdict.startswith("ptb_melis: supports<br>")
-    assert "No records yet" not in text
+    rows = melis_rows(text, 1)
+    assert rows["ptb_melis"][0].startswith(f"lstm leads at every n = 1 to 4 (expected best at n = 4: lstm {at_4:.2f}, "
+                                           f"rhn {at_4 + 50:.2f}, nas {at_4 + 30:.2f}); lstm_24m leads at every n = 1 to 4")
+    # 4 trials per cell: the limit is n = 1, where the LSTM leads the RHN (Welch, t = 2.69) but not NAS; past it no claim
+    assert rows["ptb_melis"][1].startswith("leader at 95% (simultaneous over n): lstm vs rhn: lstm at n = 1; past the limit "
+                                           "n = 1 at n = 2-4; lstm vs nas: none at n = 1; past the limit n = 1 at n = 2-4")
+    assert rows["ptb_melis"][2] == "undecided with 4 trials per cell"
+    rows = melis_rows(text, 2)
+    assert rows["ptb_melis"][1].startswith("lstm at n = 1 (L), random search minus the GP tuner's mean best-so-far: [+")
+    assert rows["ptb_melis"][2] == "supports at 95%"
+    rows = melis_rows(text, 3)
+    assert "; lstm SD 0.40 over 100 reruns (trial 1);" in rows["ptb_melis"][0] and rows["ptb_melis"][2] == "supports at 95%"
+    assert "lstm [0.35, 0.46]" in rows["ptb_melis"][1]  # chi-square on 99 degrees of freedom: within 0.4 / 1.5 to 0.6
+    rows = melis_rows(text, 4)
+    assert rows["ptb_melis"][0].startswith("lstm ahead of nas by 30.00, pooled seed SD 0.40: 75.00 SDs, robust")
+    assert rows["ptb_melis"][2] == "supports at 95%"
+    assert "No records yet" not in text and rows["ptb_melis_reduced"][2].startswith("cannot be tested here (data: no records")
 
 
-def test_section5_nas_overtaking_a_gp_saving_nothing_and_a_gap_within_seed_noise_contradict(tmp_path, monkeypatch):
+def test_section5_contradicts_where_the_intervals_decide(tmp_path, monkeypatch):
     results = tmp_path / "results"
-    lstm, nas = [100.0, 100.5, 101.0, 101.5], [90.0, 120.0, 121.0, 122.0]  # NAS: a worse mean, a better minimum
-    crossing = next(n for n in range(1, 5) if eq8_min(nas, n) < eq8_min(lstm, n))
-    assert crossing == 4 and eq8_min(nas, 3) > eq8_min(lstm, 3)  # NAS's 90 drawn at least once: 1 - 0.75^n of the time
-    for suffix in ("", "_24m"):
-        write_cells(results, "ptb_melis", {f"lstm{suffix}": lstm, f"rhn{suffix}": [v + 50 for v in lstm], f"nas{suffix}": nas})
-    never = [[150.0, 140.0, 130.0, 120.0], [200.0, 110.0, 105.0, 105.0]]  # means 175, 125, 117.5, 112.5: above throughout
-    for seed, run in enumerate(never):
-        test_fig5.write_family(results / "ptb_melis", "lstm", run, 60.0, strategy="gp", tuner_seed=seed)
-    reruns = {"lstm": (0, 100.0, [101.0, 102.0, 103.0]), "nas": (0, 90.0, [102.5, 103.5, 104.5]), "rhn": (0, 150.0, [150.0, 151.0, 152.0])}
-    write_reruns(results, "ptb_melis", {**reruns, **{f"{f}_24m": r for f, r in reruns.items()}})
+    ok = [v for v in LSTM if v is not None]
+    nas = [v - 60 for v in ok]  # NAS 60 below the LSTM at every trial: ahead at n = 1 (t = 3.2)
+    late = [[300.0, 299.0, 298.0, 297.0], [301.0, 300.0, 299.0, 298.0], [302.0, 301.0, 300.0, 299.0]]  # the GP runs far behind
+    full_study(results, nas, late, {"lstm": (100.0, 1.0, 20), "rhn": (150.0, 1.0, 20), "nas": (100.1, 1.0, 20)})
     monkeypatch.setattr(verdicts, "authors", lambda number: "not on this machine")
     text = verdicts.build(results)
-    _, evidence, verdict = melis_row(text, 1)
-    assert f"ptb_melis: lstm does not lead at every n = 1 to 4: the leader is lstm at n = 1-3; nas at n = 4 (the lead changes " \
-           f"at n = 4) (expected best at n = 4: lstm {eq8_min(lstm, 4):.2f}, rhn {eq8_min(lstm, 4) + 50:.2f}, nas {eq8_min(nas, 4):.2f})" in evidence
-    assert verdict.startswith("ptb_melis: contradicts<br>")
-    assert all(mean > eq8_min(lstm, n) for n, mean in zip(range(1, 5), [175.0, 125.0, 117.5, 112.5]))
-    _, evidence, verdict = melis_row(text, 2)
-    assert "does not reach it within 4 trials: not within N (2 runs); the mean best-so-far is at or below random search's " \
-           "Eq. 8 curve at 0 of n = 1 to 4 (above at n = 1-4)" in evidence
-    assert verdict.startswith("ptb_melis: contradicts<br>")
-    # lstm 102 and nas 103.5 (SDs 1): a gap of 1.5, 1.5 pooled SDs, under Melis's 1.0 / 0.4 = 2.5
-    _, evidence, verdict = melis_row(text, 4)
-    assert evidence.startswith("ptb_melis: lstm ahead of nas by 1.50, pooled seed SD 1.00: 1.50 SDs, not robust; ")
-    assert verdict.startswith("ptb_melis: contradicts<br>")
+    rows = melis_rows(text, 1)
+    assert rows["ptb_melis"][0].startswith("lstm does not lead at every n = 1 to 4: the leader is nas at n = 1-4")
+    assert "lstm vs nas: nas at n = 1" in rows["ptb_melis"][1] and rows["ptb_melis"][2] == "contradicts at 95%"
+    assert all(mean > eq8_min(ok, n) for n, mean in zip(range(1, 5), [300.0, 299.0, 298.0, 297.0]))
+    rows = melis_rows(text, 2)
+    assert "does not reach it within 4 trials: not within N (3 runs, their mean best-so-far); each run on its own saves 0, 0, 0 " \
+           "of 4 trials" in rows["ptb_melis"][0]
+    assert rows["ptb_melis"][2] == "contradicts at 95%"
+    assert melis_rows(text, 3)["ptb_melis"][2] == "contradicts at 95%"  # SD 1.0 over 20 reruns: [0.76, 1.46], above 0.6
+    rows = melis_rows(text, 4)  # LSTM and NAS 0.1 SD apart over 20 reruns each: the interval lies under 2.5 SDs
+    assert "lstm ahead of nas by 0.10, pooled seed SD 1.00: 0.10 SDs, not robust" in rows["ptb_melis"][0]
+    assert rows["ptb_melis"][2] == "contradicts at 95%"
+
+
+def test_section5_undecided_and_the_trials_each_gp_run_saves(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    ok = [v for v in LSTM if v is not None]
+    full_study(results, [v + 30 for v in ok], GP_RUNS, {"lstm": (102.0, 1.0, 3), "rhn": (151.0, 1.0, 3), "nas": (131.0, 1.0, 3)})
+    monkeypatch.setattr(verdicts, "authors", lambda number: "not on this machine")
+    text = verdicts.build(results)
+    at_4 = eq8_min(ok, 4)
+    # GP means by hand: 143.33, 103.33, 96.67, 90; random search: 125, 112.5, ..., 104.53; 103.33 <= 104.53 first at n = 2;
+    # run by run: 150, 130, 130, 110 never; 120, 120, 100 at n = 3; 160, 60 at n = 2
+    rows = melis_rows(text, 2)
+    assert rows["ptb_melis"][0].startswith(f"lstm: random search's expected best at N = 4 is {at_4:.2f}; the GP runs' mean "
+                                           "best-so-far reaches it at n = 2: the GP tuner saves 2 of 4 trials (3 runs, their "
+                                           "mean best-so-far); each run on its own saves 0, 1, 2 of 4 trials")
+    assert rows["ptb_melis"][2] == "undecided with 3 GP runs and 4 random-search trials"  # 150, 120, 160 against 125 at n = 1
+    rows = melis_rows(text, 3)  # SD 1.0 over 3 reruns: [0.52, 6.28] reaches into 0.27 to 0.6 and beyond it
+    assert rows["ptb_melis"][1].startswith("seed SD, 95%: ") and "; lstm [0.52, 6.28];" in rows["ptb_melis"][1]
+    assert rows["ptb_melis"][2] == "undecided with 3 reruns per cell"
+    rows = melis_rows(text, 4)
+    assert rows["ptb_melis"][0].startswith("lstm ahead of nas by 29.00, pooled seed SD 1.00: 29.00 SDs, robust")
+    assert "lstm_24m ahead of nas_24m by 29.00" in rows["ptb_melis"][0] and "lstm ahead of nas_24m" not in rows["ptb_melis"][0]
+    assert rows["ptb_melis"][2] == "supports at 95%"
 
 
 def test_section5_reduced_study_is_evidence_and_missing_gp_runs_or_reruns_say_what_writes_them(tmp_path, monkeypatch):
@@ -195,35 +249,34 @@ def test_section5_reduced_study_is_evidence_and_missing_gp_runs_or_reruns_say_wh
     ok = [v for v in LSTM if v is not None]
     write_cells(results, "ptb_melis_reduced", {"lstm": LSTM, "rhn": [v + 50 for v in ok], "nas": [v + 30 for v in ok]})
     monkeypatch.setattr(verdicts, "authors", lambda number: "not on this machine")
-    rows = [melis_row(verdicts.build(results), k) for k in (1, 2, 3, 4)]
-    assert rows[0][1].endswith("ptb_melis_reduced: lstm leads at every n = 1 to 4 (expected best at n = 4: lstm "
-                               f"{eq8_min(ok, 4):.2f}, rhn {eq8_min(ok, 4) + 50:.2f}, nas {eq8_min(ok, 4) + 30:.2f})")
-    assert rows[0][2] == f"ptb_melis: cannot be tested here (data: no records in results/ptb_melis)<br>ptb_melis_reduced: {REDUCED_SCALE}"
-    assert rows[1][2].endswith("ptb_melis_reduced: cannot be tested here (data: no GP-tuner run with a finished trial in "
-                               "results/ptb_melis_reduced/gp/; `syw run study=ptb_melis_reduced family=lstm strategy=gp "
-                               "tuner.seed=k` writes one)")
+    rows = [melis_rows(verdicts.build(results), k)["ptb_melis_reduced"] for k in (1, 2, 3, 4)]
+    assert rows[0][0] == ("lstm leads at every n = 1 to 4 (expected best at n = 4: lstm "
+                          f"{eq8_min(ok, 4):.2f}, rhn {eq8_min(ok, 4) + 50:.2f}, nas {eq8_min(ok, 4) + 30:.2f}) (Eq. 8)")
+    assert rows[0][2] == f"{REDUCED_SCALE}; as evidence: undecided with 4 trials per cell"
+    assert rows[1][2] == ("cannot be tested here (data: no GP-tuner run with a finished trial in results/ptb_melis_reduced/gp/; "
+                          "`syw run study=ptb_melis_reduced family=lstm strategy=gp tuner.seed=k` writes one)")
     for row in rows[2:]:
-        assert row[2].endswith("ptb_melis_reduced: cannot be tested here (data: no seed reruns in results/ptb_melis_reduced/"
-                               "reseed/; `syw reseed study=ptb_melis_reduced` writes them)")
+        assert row[2] == ("cannot be tested here (data: no seed reruns in results/ptb_melis_reduced/reseed/; "
+                          "`syw reseed study=ptb_melis_reduced` writes them)")
     write_reruns(results, "ptb_melis_reduced", {"lstm": (1, 100.0, [101.0, 102.0, 103.0]), "nas": (1, 130.0, [130.0, 131.0, 132.0])})
     for seed, run in enumerate(GP_RUNS):
         test_fig5.write_family(results / "ptb_melis_reduced", "lstm", run, 60.0, strategy="gp", tuner_seed=seed)
-    rows = [melis_row(verdicts.build(results), k) for k in (1, 2, 3, 4)]
-    assert "the GP tuner saves 2 of 4 trials (3 runs)" in rows[1][1] and rows[1][2].endswith(REDUCED_SCALE)
-    assert rows[2][1].endswith("ptb_melis_reduced: lstm SD 1.00 over 3 reruns (trial 1); nas SD 1.00 over 3 reruns (trial 1)")
-    assert rows[3][1].endswith("ptb_melis_reduced: lstm ahead of nas by 29.00, pooled seed SD 1.00: 29.00 SDs, robust")
+    rows = [melis_rows(verdicts.build(results), k)["ptb_melis_reduced"] for k in (1, 2, 3, 4)]
+    assert "the GP tuner saves 2 of 4 trials (3 runs" in rows[1][0]
+    assert rows[1][2] == f"{REDUCED_SCALE}; as evidence: undecided with 3 GP runs and 4 random-search trials"
+    assert rows[2][0] == "lstm SD 1.00 over 3 reruns (trial 1); nas SD 1.00 over 3 reruns (trial 1)"
+    assert rows[3][0] == "lstm ahead of nas by 29.00, pooled seed SD 1.00: 29.00 SDs, robust"
     for row in rows[2:]:
-        assert row[2].endswith("ptb_melis_reduced: cannot be tested here (data: no seed reruns of rhn in "
-                               "results/ptb_melis_reduced/reseed/)")
+        assert row[2] == "cannot be tested here (data: no seed reruns of rhn in results/ptb_melis_reduced/reseed/)"
 
 
 def test_section5_without_records_names_the_command(tmp_path, monkeypatch):
     monkeypatch.setattr(verdicts, "authors", lambda number: "not on this machine")
     text = verdicts.build(tmp_path / "results").split("## Section 5 case study (Melis et al. 2018)")[1]
-    assert f"Rules: {verdicts_melis.RULES}" in text and "at least 2.5 times their pooled seed SD" in text
+    assert f"Rules: {verdicts_melis.RULES}" in text and "at least r in size" in text
     for k in (1, 2, 3, 4):
-        assert melis_row("## Section 5" + text, k)[2] == ("ptb_melis: cannot be tested here (data: no records in results/ptb_melis)"
-                                                          "<br>ptb_melis_reduced: cannot be tested here (data: no records in "
-                                                          "results/ptb_melis_reduced)")
+        rows = melis_rows("## Section 5" + text, k)
+        assert [r[2] for r in rows.values()] == ["cannot be tested here (data: no records in results/ptb_melis)",
+                                                 "cannot be tested here (data: no records in results/ptb_melis_reduced)"]
     assert "No records yet (no records in results/ptb_melis; no records in results/ptb_melis_reduced): `make study5-reduced` " \
            "runs `syw run study=ptb_melis_reduced`, the three GP-tuner runs of the LSTM" in text and "`syw reseed study=ptb_melis_reduced`" in text

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from syw.analysis.inference import compare
+from syw.pages.verdict_rules import verdict
 from syw.pages.verdicts_fig1_200 import BUDGETS, decide, section
 from tests.support.fake_records import write_study
 
@@ -40,6 +41,6 @@ def test_on_200_trials_the_table_and_verdict_come_from_the_pointwise_comparison(
     lines = section(tmp_path)
     rows = [line for line in lines if line.startswith("| 1 |") or line.startswith("| 5 |") or line.startswith("| 20 |")]
     assert [row.split("|")[2].strip() for row in rows] == [f"{e:+.4f}" for e in diff.estimate]
-    expected = decide(dict(zip(BUDGETS, diff.leader(), strict=True)))
+    expected = verdict(decide(dict(zip(BUDGETS, diff.leader(), strict=True))), {"lr": 200, "cnn": 200})
     assert lines[-1].startswith(f"Verdict: **{expected}** (200 LR and 200 CNN trials; claims are possible up to n = 37")
     assert diff.leader()[0] == "lr"  # LR's mean is far above: named at n = 1
