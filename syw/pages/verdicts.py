@@ -152,7 +152,7 @@ def build(results: Path = REPO / "results") -> str:
     for number, title in sections.items():
         theirs = authors(number)
         mine = {s: ours(s, results) for s in OUR_STUDIES[number]}
-        out += [f"## Section {title}", "", HEADER, "|---|---|---|---|---|"]
+        out += [f"## Section {title}", "", *HEADER.split("\n")]
         for claim in (c for c in CLAIMS if c.figure == number):
             out.append(row(claim.text, "the authors' trials", verdict_for(claim, "the authors' trials", theirs)
                            if isinstance(theirs, str) else read(claim, theirs)))

@@ -12,8 +12,9 @@ import numpy as np
 from syw.analysis import budget_to_reach, crossovers
 from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
-from syw.analysis.inference import budget_interval, compare, limit_budget
+from syw.analysis.inference import budget_interval, compare, limit_budget, trials_needed
 from syw.analysis.intervals import compare_at
+from syw.analysis.power import plan
 from syw.core.units import human_duration, spans
 from syw.figures.budgets import PAPER_CLAIMS, leads_by_time
 from syw.figures.plot import interval_words
@@ -22,6 +23,7 @@ from syw.pages import verdict_rules as rules
 from syw.pages.verdict_rules import Verdict
 
 HOUR, DAY = 3600.0, 86400.0
+ABOUT = rules.ABOUT  # a budget claim's factor
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Reading:
     interval: str
     verdict: Verdict
     evidence: Verdict | None = None
+    settle: str = "-"  # what would decide an undecided verdict: trials per family (``settle_*``)
 
 
 def sizes(groups: list[Group]) -> dict[str, int]:
@@ -78,10 +81,17 @@ def _budget(g: Group, target: float, paper: float) -> tuple[str, str, str]:
     return point, f"{g.label} to {target:g}: {interval_words(g.scores, target)}", rules.about(found.low, found.high, paper)
 
 
+def _locate(budget: float) -> str:
+    """What an undecided budget claim needs: its interval is located only up to the limit, so deciding whether the
+    budget lies within a factor 1.5 of ``budget`` needs the limit past 1.5 x budget (``trials_needed``)."""
+    return (f"at least {trials_needed(math.ceil(ABOUT * budget)):,} trials per family to locate n = "
+            f"{math.ceil(ABOUT * budget)} at all (the limit); more for a likely decision")
+
+
 def reach(claim: Claim, groups: dict[str, Group]) -> Reading:
     g = groups[claim.family]
     point, interval, state = _budget(g, claim.target, claim.paper)
-    return Reading(point, interval, rules.verdict(state, sizes([g])))
+    return Reading(point, interval, rules.verdict(state, sizes([g])), settle=_locate(claim.paper) if state == "undecided" else "-")
 
 
 def budget_range(claim: Claim, groups: dict[str, Group]) -> Reading:
@@ -91,7 +101,9 @@ def budget_range(claim: Claim, groups: dict[str, Group]) -> Reading:
     point = ", ".join(f"{groups[f].label} {n if n is not None else 'not reached'}" for f, n in needs.items()) + " (3 decimals)"
     ends = [_budget(groups[f], spec.references[f], budget) for f, budget in ((claim.family, claim.first), (claim.other, claim.paper))]
     parts = [rules.verdict(state, sizes([groups[f]])) for (_, _, state), f in zip(ends, (claim.family, claim.other))]
-    return Reading(point, "; ".join(interval for _, interval, _ in ends), rules.combine(parts))
+    joined = rules.combine(parts)
+    return Reading(point, "; ".join(interval for _, interval, _ in ends), joined,
+                   settle=_locate(claim.paper) if joined.state == "undecided" else "-")
 
 
 def _who(diff, k: int, names: dict[str, str]) -> str:
@@ -121,7 +133,33 @@ def crossover(claim: Claim, groups: dict[str, Group]) -> Reading:
         by_who.setdefault(_who(diff, k, names), []).append(m)
     interval = (f"{a.label} minus {b.label} at n = 1: [{diff.low[0]:+.4f}, {diff.high[0]:+.4f}]; leader at 95% (simultaneous "
                 f"over n = {spans(budgets)}): " + "; ".join(f"{who} at n = {spans(ns)}" for who, ns in by_who.items()))
-    return Reading(f"{point} (Eq. 8)", interval, rules.verdict(rules.crossover(leaders, a.name, b.name, n), sizes([a, b])))
+    state = rules.crossover(leaders, a.name, b.name, n)
+    return Reading(f"{point} (Eq. 8)", interval, rules.verdict(state, sizes([a, b])),
+                   settle=_settle_crossover(a, b, leaders, n) if state == "undecided" else "-")
+
+
+def _settle_crossover(a: Group, b: Group, leaders: dict[int, str | None], n: float) -> str:
+    """What an undecided crossover needs, by ``syw plan`` from these trials (80% power): at n = 1, and at the budgets
+    of the window n / 2 to 2n the trials speak for (the fewest over them); past those, at least the trials that let
+    the window's first budget be tested at all."""
+    out = []
+    names = {a.name: a.label, b.name: b.label}
+    if leaders.get(1) is None:
+        (row,) = plan(a.scores, b.scores, [1], names=(a.name, b.name))
+        out.append(f"n = 1: about {row.trials_per_group:,} trials per family (syw plan, 80% power)"
+                   if row.trials_per_group is not None else "n = 1: no size up to 5,000 per family planned (syw plan)")
+    first, last = max(2, math.ceil(n / 2)), int(2 * n)
+    spoken = [m for m in range(first, last + 1) if m <= limit_budget(min(a.scores.size, b.scores.size))]
+    sized = [r for r in plan(a.scores, b.scores, spoken, names=(a.name, b.name)) if r.trials_per_group] if spoken else []
+    if sized:
+        best = min(sized, key=lambda r: r.trials_per_group)
+        out.append(f"n = {first}-{last}: about {best.trials_per_group:,} trials per family for {names[best.leader]} "
+                   f"to lead at n = {best.n} (syw plan, 80% power)")
+    else:
+        out.append(f"n = {first}-{last}: no size planned from these trials (they speak for n up to "
+                   f"{limit_budget(min(a.scores.size, b.scores.size))}); at least {trials_needed(first):,} trials per "
+                   f"family to test n = {first} at all")
+    return "; ".join(out)
 
 
 def _spent(g: Group, seconds: float) -> int:
@@ -155,7 +193,10 @@ def lead(claim: Claim, groups: dict[str, Group]) -> Reading:
                                                    f"not located (past the limit n = {limit_budget(min(x.scores.size, y.scores.size))})"))
     interval = f"at {human_duration(middle)}, {x.label} (n = {n_x}) minus " + "; minus ".join(parts)
     state = rules.throughout([[who] for who in leaders], x.name)
-    return Reading(point, interval, rules.verdict(state, sizes(list(groups.values()))))
+    most = max([n_x] + [_spent(y, middle) for y in groups.values()])
+    settle = (f"at least {trials_needed(most):,} trials per family to compare the best of {most} at all"
+              if state == "undecided" else "-")
+    return Reading(point, interval, rules.verdict(state, sizes(list(groups.values()))), settle=settle)
 
 
 def read(claim: Claim, groups: dict[str, Group]) -> Reading:
@@ -163,11 +204,12 @@ def read(claim: Claim, groups: dict[str, Group]) -> Reading:
     return {"reach": reach, "crossover": crossover, "lead": lead, "range": budget_range}[claim.kind](claim, groups)
 
 
-HEADER = "| the paper says | records | point estimate (not a verdict) | 95% interval | verdict |"
+HEADER = ("| the paper says | records | point estimate (not a verdict) | 95% interval | verdict | what would decide it |\n"
+          "|---|---|---|---|---|---|")
 
 
 def row(claim: str, records: str, reading: Reading) -> str:
     """One row of ``docs/verdicts.md``'s tables (:data:`HEADER`): a claim (empty on its later rows), whose records,
     and their reading; a reduced study's own reading follows its verdict, as evidence."""
     said = str(reading.verdict) + (f"; as evidence: {reading.evidence}" if reading.evidence is not None else "")
-    return f"| {claim} | {records} | {reading.point} | {reading.interval} | {said} |"
+    return f"| {claim} | {records} | {reading.point} | {reading.interval} | {said} | {reading.settle} |"

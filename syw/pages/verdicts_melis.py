@@ -218,7 +218,7 @@ def section(results: Path = REPO / "results") -> list[str]:
     there are no records."""
     by_study = {s: answers(s, results) for s in STUDIES}
     out = ["## Section 5 case study (Melis et al. 2018)", "", f"Rules: {RULES}", "",
-           HEADER.replace("the paper says", "Melis et al. say; the question"), "|---|---|---|---|---|"]
+           *HEADER.replace("the paper says", "Melis et al. say; the question").split("\n")]
     for k, question in enumerate(QUESTIONS):
         out += [row(question if first else "", s, a[k]) for first, (s, a) in zip([True] + [False] * len(by_study), by_study.items())]
     if not any(has_records(results, s) for s in STUDIES):
