@@ -25,7 +25,7 @@ from syw.curve.readers.journal import is_journal
 from syw.curve.readers.mlflow import is_mlflow_folder
 from syw.curve.rows import per_trial, settle
 from syw.curve.sources import DATABASE_SUFFIXES, Trials, load_trials
-from syw.curve.table import finite_column
+from syw.curve.table import duration_column
 
 ORDER_COLUMNS = ("number", "trial_number", "trial", "trial_index", "iteration")  # trial order, when numeric
 RUN_COLUMNS = ("run", "run_id", "tuner_seed")
@@ -110,7 +110,7 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
     test = pick_test(frame, trials.source, metric, options["test"], maximize=maximize)
     labels = frame[strategy].map(lambda v: None if is_random(v) else str(v)) if strategy else trials.strategy
     out = pd.DataFrame({"group": frame["_group"], "score": frame[metric],
-                        "seconds": finite_column(frame, seconds, trials.source) * duration_unit(seconds)[0] if seconds else np.nan,
+                        "seconds": duration_column(frame, seconds, trials.source) * duration_unit(seconds)[0] if seconds else np.nan,
                         "order": frame[order].to_numpy(float) if order else np.arange(len(frame), dtype=float),
                         "run": frame[run].astype(str) if run else trials.name,
                         "strategy": labels, "source": trials.name,

@@ -78,6 +78,10 @@ def settle(frame: pd.DataFrame, metric: str, group: str, *, policy: str = "drop"
         raise ValueError(f"--failed must be one of {', '.join(POLICIES)}, got {policy!r}")
     if policy == "floor" and floor is None:
         raise ValueError("--failed floor needs a floor: pass --floor X (chance accuracy, a vocabulary's size for perplexity)")
+    if floor is not None:
+        scores = _score(frame[metric], metric, source)
+        check_floor(scores[(finished(frame) == "ok").to_numpy() & np.isfinite(scores.to_numpy())], floor,
+                    maximize=maximize, metric=metric, source=source)
     kept, notes = _settle(frame, metric, group, policy, maximize, source, floor)
     if floor is not None:
         values, count = apply_floor(kept[metric], floor.value, maximize=maximize)
@@ -85,6 +89,24 @@ def settle(frame: pd.DataFrame, metric: str, group: str, *, policy: str = "drop"
         if count:
             notes.append(f"{count} trial(s) scored beyond the floor: {floor.describe(maximize)}")
     return kept, notes
+
+
+def check_floor(scores: pd.Series, floor: Floor, *, maximize: bool, metric: str, source: str) -> None:
+    """A floor must lie on the scores' scale, as a target must (``syw.curve.prepare.check_targets``): not
+    beyond every finished score (each would count at it: ``--floor 80`` against scores from 50 to 70), and
+    not outside [0, 1] when every score is a fraction there (``--floor 2`` for accuracies)."""
+    if scores.empty:
+        return
+    low, high = float(scores.min()), float(scores.max())
+    every = (floor.value > high) if maximize else (floor.value < low)
+    off_scale = 0.0 <= low and high <= 1.0 and not 0.0 <= floor.value <= 1.0
+    if not every and not off_scale:
+        return
+    where = ("outside [0, 1], where every score lies" if off_scale
+             else f"{'above' if maximize else 'below'} every score, so every trial would count at {floor.value:g}")
+    name = f"--floor {floor.value:g}" if floor.rule == "--floor" else f"the floor {floor.value:g} ({floor.rule})"
+    raise DataError(f"{source}: {name} lies {where} (scores from {low:g} to {high:g} in column {metric!r}): give the "
+                    "floor on the scores' scale")
 
 
 def _settle(frame: pd.DataFrame, metric: str, group: str, policy: str, maximize: bool, source: str,

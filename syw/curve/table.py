@@ -97,6 +97,17 @@ def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
     return values
 
 
+def duration_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
+    """:func:`finite_column` for training times, which are never negative: a negative one is a
+    DataError naming the row (a clock difference taken the wrong way round, say)."""
+    values = finite_column(frame, column, source)
+    negative = values < 0
+    if negative.any():
+        label = values.index[negative.to_numpy()][0]
+        raise DataError(f"{source}: {label}: column {column!r} holds {values[label]:g}, a negative training time")
+    return values
+
+
 def split_groups(
     frame: pd.DataFrame, group: str, metric: str, duration: str | None = None
 ) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
@@ -116,7 +127,7 @@ def split_groups(
         raise DataError(f"{source}: {frame.index[missing][0]}: column {group!r} is empty ({missing.sum()} such rows)")
     frame = frame.assign(**{metric: finite_column(frame, metric, source)})
     if duration:
-        frame = frame.assign(**{duration: finite_column(frame, duration, source)})
+        frame = frame.assign(**{duration: duration_column(frame, duration, source)})
     return {name: (part[metric].to_numpy(dtype=float), part[duration].to_numpy(dtype=float) if duration else None)
             for name, part in frame.groupby(group, sort=True)}
 

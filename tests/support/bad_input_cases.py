@@ -374,6 +374,31 @@ CASES: list[Case] = [
          lambda t: cli("curve", f"sqlite:///{t}/s.db"),
          2, r"^error: sqlite:///{t}/s\.db: not an Optuna storage \(no 'studies' table\) nor an MLflow tracking database "
             r"\(no experiments, metrics, params, tags table\); export the trials as CSV$"),
+    # --- issue 75: what syw curve read silently, or said without the line ---
+    Case("syw-text-in-the-picked-score-column", {"r.csv": "model,val_acc\n" + "a,0.5\n" * 6 + "a,high\n"},
+         lambda t: cli("curve", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: line 8: column 'val_acc' holds 'high', not a finite number$"),
+    Case("syw-text-in-the-picked-time-column", {"r.csv": "model,val_acc,train_time_s\n" + "a,0.5,3\n" * 5 + "a,0.6,10 min\n"},
+         lambda t: cli("curve", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: line 7: column 'train_time_s' holds '10 min', not a finite number$"),
+    Case("syw-negative-training-time", {"r.csv": "model,val_acc,train_time_s\na,0.5,3\na,0.6,-5\n"},
+         lambda t: cli("curve", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: line 3: column 'train_time_s' holds -5, a negative training time$"),
+    Case("analysis-negative-duration", {"r.tsv": "family\tvalue\tsecs\na\t0.5\t1\na\t0.6\t-2.5\n"},
+         lambda t: cli("table", f"{t}/r.tsv", "--duration", "secs"),
+         2, r"^error: {t}/r\.tsv: line 3: column 'secs' holds -2\.5, a negative training time$"),
+    Case("syw-floor-off-the-fractions-scale", {"r.csv": "model,val_acc\na,0.5\na,0.7\n"},
+         lambda t: cli("curve", f"{t}/r.csv", "--floor", "2"),
+         2, r"^error: {t}/r\.csv: --floor 2 lies outside \[0, 1\], where every score lies \(scores from 0\.5 to 0\.7 in "
+            r"column 'val_acc'\): give the floor on the scores' scale$"),
+    Case("syw-floor-beyond-every-score", {"r.csv": "model,val_acc\na,50\na,70\n"},
+         lambda t: cli("curve", f"{t}/r.csv", "--floor", "80"),
+         2, r"^error: {t}/r\.csv: --floor 80 lies above every score, so every trial would count at 80 \(scores from 50 to 70 "
+            r"in column 'val_acc'\): give the floor on the scores' scale$"),
+    Case("syw-bad-option-value", {"r.csv": CSV}, lambda t: cli("curve", f"{t}/r.csv", "--forecast", "-5"),
+         2, r"^error: syw curve: argument --forecast: -5 is not a budget: it must be at least 1"),
+    Case("syw-bad-option-value-subprocess", {"r.csv": CSV}, lambda t: shell("curve", f"{t}/r.csv", "--forecast", "-5"),
+         2, r"^error: syw curve: argument --forecast: -5 is not a budget: it must be at least 1"),
     # --- ELMo sources and the biLM pretraining text (syw.models.elmo.sources, .checksum, data.bilm_corpus, syw pretrain-bilm) ---
     Case("elmo-bilm-folder-missing", {}, lambda t: call("syw.models.elmo.sources:resolve_elmo", "bilm/none", t / "d", t / "c"),
          DataMissingError, r"^biLM file {t}/c/bilm/none/options\.json not found: train it with `"
