@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from syw.core.entry import naming, run_main
+from syw.core.entry import Parser, naming, run_main
 from syw.curve.api import curves
 from syw.curve.command import add_reading, folder_for, read_args
 
@@ -35,7 +35,7 @@ SUITE = ("source", "variant", "results")  # options of the suite's report only
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="syw report", description=DESCRIPTION, epilog=EPILOG,
+    p = Parser(prog="syw report", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trials", nargs="*", metavar="TRIALS", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna "
                    "storage, as for syw curve; none: the suite's report of --study")

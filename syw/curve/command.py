@@ -17,7 +17,7 @@ from syw.analysis.compare import difference_table
 from syw.analysis.curves import Options, band_bounds, cost_table
 from syw.analysis.floors import Floor, sway_note
 from syw.analysis.forecast import MODELS, VERDICT
-from syw.core.entry import check_writable, naming, positive_int, run_main
+from syw.core.entry import Parser, check_writable, naming, positive_int, run_main
 from syw.core.paths import CONF_DIR
 from syw.curve.api import GROUP, Curves, curves, read
 from syw.curve.prepare import check_targets
@@ -107,7 +107,7 @@ def add_reading(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="syw", description="Expected validation performance (Dodge et al. 2019) "
+    top = Parser(prog="syw", description="Expected validation performance (Dodge et al. 2019) "
                                   "of anyone's hyperparameter search. syw curve --help for more.")
     sub = top.add_subparsers(dest="command", required=True)
     p = sub.add_parser("curve", help="expected-max curves, figure and report of a search's trials",

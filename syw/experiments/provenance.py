@@ -8,7 +8,6 @@ data folder.
 """
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import os
 import sys
@@ -17,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from syw.core.entry import run_main, write_output
+from syw.core.entry import Parser, run_main, write_output
 from syw.core.errors import ConfigError, DataError
 from syw.core.records import check_complete, iter_records
 from syw.core.units import count, spans
@@ -177,7 +176,7 @@ and the data files its trials read (looked up in --data-dir)."""  # what --help 
 
 def main(argv: list[str] | None = None) -> int:
     """Write the study folder's PROVENANCE.md (bad input raises; :func:`syw.core.entry.run_main` makes it one line)."""
-    parser = argparse.ArgumentParser(prog="syw provenance", description=DESCRIPTION)
+    parser = Parser(prog="syw provenance", description=DESCRIPTION)
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
     args = parser.parse_args(argv)

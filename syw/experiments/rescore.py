@@ -17,7 +17,6 @@ value, which checks that the checkpoint is the trial's.
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import pickle
@@ -30,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.core.records import check_complete, iter_records, latest_per_trial
 from syw.core.settings import resolve
 from syw.core.units import human_duration
@@ -180,7 +179,7 @@ questions and on the subset the trial was selected on (which must reproduce the 
 
 def main(argv: list[str] | None = None) -> int:
     """Rescore and print (bad input raises; :func:`syw.core.entry.run_main` makes it one line)."""
-    parser = argparse.ArgumentParser(prog="syw rescore", description=DESCRIPTION)
+    parser = Parser(prog="syw rescore", description=DESCRIPTION)
     parser.add_argument("study_dir", type=Path)
     parser.add_argument("--trial", type=int, help="the trial to score (default: the best ok one)")
     parser.add_argument("--family", help="the records file's family (default: the folder's only one)")

@@ -9,12 +9,11 @@ validation score so far is within ``tolerance`` of the best of the whole curve.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.core.paths import REPO
 from syw.core.records import iter_records
 from syw.experiments.space import study_config
@@ -128,7 +127,7 @@ the rule that sets a study's number of epochs. Writes learning_curve.md and lear
 study's folder of records."""  # what --help says, in plain text
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw learning-curve", description=DESCRIPTION)
+    parser = Parser(prog="syw learning-curve", description=DESCRIPTION)
     parser.add_argument("--study", required=True)
     parser.add_argument("--tolerance", type=float, default=0.01)
     parser.add_argument("--results", type=Path, default=REPO / "results")

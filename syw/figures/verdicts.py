@@ -10,7 +10,6 @@ one cannot test a claim about the paper's scale, and says why.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -23,7 +22,7 @@ from syw.analysis.compare import sentence
 from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
 from syw.analysis.inference import budget_interval, compare
-from syw.core.entry import check_writable, run_main, write_output
+from syw.core.entry import Parser, check_writable, run_main, write_output
 from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO, in_checkout
 from syw.core.records import check_complete
@@ -258,7 +257,7 @@ quantitative claim of the paper's case studies (Dodge et al. 2019, sections 4.1-
 (Melis et al. 2018), with the rule behind each verdict."""  # what --help says, in plain text
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw verdicts", description=DESCRIPTION)
+    parser = Parser(prog="syw verdicts", description=DESCRIPTION)
     parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
     parser.add_argument("--out", type=Path, help="the Markdown file to write (default: the checkout's docs/verdicts.md)")
     args = parser.parse_args(argv)

@@ -56,7 +56,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.data.bilm_corpus import build_vocabulary, read_corpus, read_text_corpus
 from syw.data.fetch import file_digest
 from syw.models.elmo.bilm import BiLmOptions
@@ -246,7 +246,7 @@ weights.hdf5 with its sha256, vocab.txt and metrics.json into --out, keeps a che
 same command resumes from it."""  # what --help says, in plain text
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw pretrain-bilm", description=DESCRIPTION)
+    parser = Parser(prog="syw pretrain-bilm", description=DESCRIPTION)
     parser.add_argument("--out", type=Path, help="folder for the biLM (default .cache/bilm/sst_squad_c<cell>_p<proj>_f<filters>)")
     parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR") or ".data"))
     parser.add_argument("--cell-dim", type=int, default=256)
