@@ -137,7 +137,10 @@ def parser() -> argparse.ArgumentParser:
                            "(simulated; see the report)")
     draw.add_argument("--workers", type=positive_int, default=1,
                       help="--x cost: trials run this many at a time (default 1: one after another)")
-    draw.add_argument("--log-x", action="store_true", help="logarithmic x axis")
+    scale = draw.add_mutually_exclusive_group()
+    scale.add_argument("--log-x", action="store_true", help="logarithmic x axis (the default with --x time, as the "
+                       "paper draws training time)")
+    scale.add_argument("--linear-x", action="store_true", help="linear x axis (the default with --x trials)")
     draw.add_argument("--no-sd", dest="sd", action="store_false", help="leave out the ±1 SD shading")
     draw.add_argument("--bands", action="store_true", help="draw simultaneous confidence bands (opda)")
     draw.add_argument("--confidence", type=_fraction, default=0.95, help="the level of the bands and of the comparison's claims (default 0.95)")
@@ -248,7 +251,7 @@ def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, fold
     else:
         paths = draw_curves(curves, folder / "curve", title=args.title or result.title(),
                             ylabel=args.ylabel or result.ylabel(), x=args.x,
-                            log_x=args.log_x, sd=args.sd, targets=args.target, maximize=prepared.maximize,
+                            log_x=log_axis(args), sd=args.sd, targets=args.target, maximize=prepared.maximize,
                             band_label=band_label, forecast_label=forecast_label, size=args.size or "default",
                             ylim=tuple(args.ylim) if args.ylim else None, labels=dict(args.label))
     if diffs and (args.compare or len(curves) == 2):
@@ -256,6 +259,12 @@ def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, fold
         paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
                                  maximize=prepared.maximize)
     return paths
+
+
+def log_axis(args: argparse.Namespace) -> bool:
+    """Whether the x axis is logarithmic: ``--log-x`` or ``--linear-x`` as said, else for training time (the
+    paper's Figures 2 and 4 draw time on a log axis) and not for trials."""
+    return args.log_x or (not args.linear_x and args.x == "time")
 
 
 def stated_floor(sources: list[str]) -> Floor | None:
