@@ -47,7 +47,8 @@ def verdict(a: Args) -> Value:
 
 def interval(a: Args) -> Value:
     """The 95% interval of the trials ``family`` needs to reach ``target`` (``budget_interval`` on the values the
-    curves use, floored): ``4-8``, or ``7 to beyond 9: cannot be located with 50 trials``."""
+    curves use, floored): ``4-8``, or ``7 to beyond 9, the limit budget: beyond it nothing can be located with 50
+    trials``."""
     trials = a.trials()
     values = apply_floor(values_of(trials), trials.floor, maximize=trials.maximize)[0]
     if values.size < 2:

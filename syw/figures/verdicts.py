@@ -52,8 +52,8 @@ RULES = (
     "factor 2 of n. A time claim (\"X is best between t1 and t2\") supports it when X leads at the geometric middle "
     "of the window, each family spending the time alone (n trials cost n times its mean duration, as in the "
     "paper's Fig. 2). A reduced study cannot test a claim about the paper's scale; its numbers are shown as "
-    "evidence. Beside each budget: its 95% interval (`syw.analysis.inference.budget_interval`; \"cannot be located\" "
-    "when N trials cannot bound it, past the limit floor(N ln 2 / ln 40)). The evidence under each table is `syw "
+    "evidence. Beside each budget: its 95% interval (`syw.analysis.inference.budget_interval`; \"to beyond L, the limit "
+    "budget\" when N trials cannot bound it: past L = floor(N ln 2 / ln 40) they locate nothing). The evidence under each table is `syw "
     "curve`'s comparison (95% simultaneous claims, `syw.analysis.inference`), which names no leader past that limit.")
 
 
@@ -101,10 +101,7 @@ def reach(claim: Claim, groups: dict[str, Group]) -> tuple[str, str]:
 
 def interval_text(scores: np.ndarray, target: float) -> str:
     """The 95% interval of the trials needed to reach ``target``, in words (item 3 of issue 62)."""
-    found = budget_interval(scores, target)
-    if found.high is None:
-        return f"95% interval {found.low} to beyond {found.limit}: cannot be located with {scores.size} trials"
-    return f"95% interval {found.low}-{found.high}"
+    return f"95% interval {budget_interval(scores, target).words(scores.size)}"
 
 
 def crossover(claim: Claim, groups: dict[str, Group]) -> tuple[str, str]:
