@@ -3,7 +3,8 @@
 ``params``, ``metrics`` and ``tags`` tables).
 
 A run is a trial: its params as ``params.*`` columns, one row per logged step with every metric logged at
-that step (reduced by ``per_trial``, ``--pick best|last``), ``duration_seconds`` from its start and end
+that step (reduced by ``per_trial``, ``--pick best|last``); a metric a run logs once while it logs others at
+several steps (``mlflow.log_metric("train_time_s", t)``) is the run's, on each of its rows; ``duration_seconds`` from its start and end
 times, its status (``FINISHED`` counts; ``FAILED``, ``KILLED`` failed; ``RUNNING`` did not finish). A parent
 run (one that others name in ``mlflow.parentRunId``: a sweep's container) is left out and counted; deleted
 runs are not read. ``--study`` names the experiment when the store holds runs of several.
@@ -141,18 +142,26 @@ def _trials(runs: list[dict], source: str, name: str) -> Trials:
     kept = [r for r in runs if r["id"] not in parents]
     if not kept:
         raise DataError(f"{source}: experiment {name!r} holds no run")
-    table = []
+    table, once = [], {}
     for run in sorted(kept, key=lambda r: (r["start"] if isinstance(r["start"], (int, float)) else np.inf, r["id"])):
         by_step: dict[int, dict] = {}
+        steps = {step for points in run["metrics"].values() for step, _ in points}
+        constant = {}  # a metric logged once in a run that logs others at several steps: a property of the run
         for key, points in run["metrics"].items():
+            if len(points) == 1 and len(steps) > 1:
+                constant[key] = points[0][1]
+                once[key] = once.get(key, 0) + 1
+                continue
             for step, value in points:
                 by_step.setdefault(step, {})[key] = value  # the last value logged at a step
         seconds = (run["end"] - run["start"]) / 1000 if isinstance(run["end"], (int, float)) and run["end"] else np.nan
         fields = {**{f"params.{k}": _value(v) for k, v in run["params"].items()}, "run_name": run["name"],
-                  "duration_seconds": seconds}
+                  "duration_seconds": seconds, **constant}
         table.append({"trial": run["id"], "label": run["label"], "status": run["status"], "fields": fields,
                       "steps": [by_step[s] for s in sorted(by_step)]})
     notes = [f"{len(runs) - len(kept)} parent run(s) left out (the runs nested in them are the trials)"] if parents else []
+    notes += [f"{key}: logged once per run ({count} runs), read as the run's, with whichever step the run counts with"
+              for key, count in sorted(once.items())]
     return step_rows(table, source, name, notes=notes)
 
 
