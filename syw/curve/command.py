@@ -85,8 +85,8 @@ def _fraction(text: str) -> float:
 def add_reading(p: argparse.ArgumentParser) -> None:
     """The options saying how to read the trials, shared by ``syw curve`` and ``syw report TRIALS``."""
     what = p.add_argument_group("what to read")
-    what.add_argument("--study", action="append", help="the Optuna study's name (needed when the storage holds "
-                      "several); repeatable: each study is read")
+    what.add_argument("--study", action="append", help="the Optuna study's name (default: every study of the storage, "
+                      "each a group); repeatable: each study is read")
     what.add_argument("--group", help="column naming each trial's model family; 'none': one curve of all trials; "
                       "'strategy': one curve per search strategy (random, TPE, ...), the sources its runs")
     what.add_argument("--metric", help="column holding the validation score")

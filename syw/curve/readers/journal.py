@@ -15,7 +15,7 @@ import pandas as pd
 from syw.analysis.adaptive import optuna_strategy
 from syw.core.errors import DataError
 from syw.curve.rows import finished
-from syw.curve.trials import Trials
+from syw.curve.trials import SeveralStudies, Trials
 
 CREATE_STUDY, DELETE_STUDY, STUDY_USER_ATTR, STUDY_SYSTEM_ATTR = 0, 1, 2, 3
 CREATE_TRIAL, TRIAL_PARAM, TRIAL_STATE, TRIAL_INTERMEDIATE, TRIAL_USER_ATTR, TRIAL_SYSTEM_ATTR = 4, 5, 6, 7, 8, 9
@@ -104,8 +104,10 @@ def read_journal(path: Path, study: str | None = None) -> Trials:
         except (KeyError, IndexError, TypeError, AttributeError) as err:
             raise DataError(f"{where}: operation {code} lacks or mistypes a field ({type(err).__name__}: {err})") from None
     named = {s[0]: (sid, s[1]) for sid, s in studies.items() if s is not None}
-    if study is None and len(named) != 1:
-        raise DataError(f"{path}: {len(named)} studies ({', '.join(sorted(named)) or 'none'}); name one with --study")
+    if study is None and len(named) > 1:
+        raise SeveralStudies(str(path), sorted(named))
+    if not named:
+        raise DataError(f"{path}: no study in the journal (0 studies)")
     name = study or next(iter(named))
     if name not in named:
         raise DataError(f"{path}: no study named {name!r} (studies: {', '.join(sorted(named)) or 'none'})")

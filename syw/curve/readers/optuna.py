@@ -12,7 +12,7 @@ from syw.analysis.adaptive import optuna_strategy
 from syw.core.errors import DataError
 from syw.curve.readers.mlflow import TABLES
 from syw.curve.rows import finished
-from syw.curve.trials import Trials
+from syw.curve.trials import SeveralStudies, Trials
 
 DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 OPTUNA_EXPORT = {"number", "state", "datetime_start"}  # study.trials_dataframe() columns
@@ -66,9 +66,10 @@ def read_optuna(url: str, study: str | None) -> Trials:
         _check_optuna_sqlite(url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     names = sorted(optuna.study.get_all_study_names(storage=url))
-    if study is None and len(names) != 1:
-        listed = ", ".join(names) if names else "none"
-        raise DataError(f"{url}: {len(names)} studies ({listed}); name one with --study")
+    if study is None and len(names) > 1:
+        raise SeveralStudies(url, names)
+    if not names:
+        raise DataError(f"{url}: no study in the storage (0 studies)")
     name = study or names[0]
     if name not in names:
         raise DataError(f"{url}: no study named {name!r} (studies: {', '.join(names) or 'none'})")
