@@ -39,7 +39,9 @@ def parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trials", nargs="*", metavar="TRIALS", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna "
                    "storage, as for syw curve; none: the suite's report of --study")
-    add_reading(p)
+    add_reading(p, study_help="with TRIALS, an Optuna study of the storage (default: every study, each a group; "
+                "repeatable), as for syw curve; without TRIALS, the suite's study whose report is written (e.g. sst5, "
+                "sst5_as_run; default: Figure 1's)")
     out = p.add_argument_group("output")
     out.add_argument("--param", action="append", metavar="COLUMN", help="a column holding a hyperparameter; "
                      "repeatable (default: the params.*/config.* columns, else every column not named like a score, "

@@ -82,11 +82,14 @@ def _fraction(text: str) -> float:
     return value
 
 
-def add_reading(p: argparse.ArgumentParser) -> None:
-    """The options saying how to read the trials, shared by ``syw curve`` and ``syw report TRIALS``."""
+STUDY_HELP = "the Optuna study's name (default: every study of the storage, each a group); repeatable: each study is read"
+
+
+def add_reading(p: argparse.ArgumentParser, study_help: str = STUDY_HELP) -> None:
+    """The options saying how to read the trials, shared by ``syw curve`` and ``syw report TRIALS`` (``study_help``:
+    what ``--study`` names there)."""
     what = p.add_argument_group("what to read")
-    what.add_argument("--study", action="append", help="the Optuna study's name (default: every study of the storage, "
-                      "each a group); repeatable: each study is read")
+    what.add_argument("--study", action="append", help=study_help)
     what.add_argument("--group", help="column naming each trial's model family; 'none': one curve of all trials; "
                       "'strategy': one curve per search strategy (random, TPE, ...), the sources its runs")
     what.add_argument("--metric", help="column holding the validation score")

@@ -177,8 +177,11 @@ and the data files its trials read (looked up in --data-dir)."""  # what --help 
 def main(argv: list[str] | None = None) -> int:
     """Write the study folder's PROVENANCE.md (bad input raises; :func:`syw.core.entry.run_main` makes it one line)."""
     parser = Parser(prog="syw provenance", description=DESCRIPTION)
-    parser.add_argument("study_dir", type=Path)
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
+    parser.add_argument("study_dir", type=Path, help="the study's folder of records (results/<study>/); "
+                        "PROVENANCE.md is written there")
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None,
+                        help="where the data files the trials read are, to list them with their md5 "
+                             "(default: $SYW_DATA_DIR)")
     args = parser.parse_args(argv)
     path = args.study_dir / "PROVENANCE.md"
     check_complete(args.study_dir)  # the summary counts every record: one that does not parse stops it

@@ -128,9 +128,12 @@ study's folder of records."""  # what --help says, in plain text
 
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="syw learning-curve", description=DESCRIPTION)
-    parser.add_argument("--study", required=True)
-    parser.add_argument("--tolerance", type=float, default=0.01)
-    parser.add_argument("--results", type=Path, default=REPO / "results")
+    parser.add_argument("--study", required=True, help="the study whose records keep every epoch's metrics")
+    parser.add_argument("--tolerance", type=float, default=0.01,
+                        help="a curve has flattened at the first epoch whose best score so far is within this of the "
+                             "whole curve's best (default 0.01)")
+    parser.add_argument("--results", type=Path, default=REPO / "results",
+                        help="the folder of trial records (default: results/)")
     args = parser.parse_args(argv)
     found = curves(args.study, args.results)
     out = args.results / args.study
