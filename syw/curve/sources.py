@@ -99,7 +99,7 @@ def _read_optuna(loc: Location) -> Trials:
     if "studies" not in loc.tables():
         raise DataError(f"{loc.path}: an SQLite file that is neither an Optuna storage (no 'studies' table) nor an MLflow "
                         f"tracking database (no {', '.join(sorted(TABLES - loc.tables()))} table); export the trials as CSV")
-    return read_optuna(f"sqlite:///{loc.path}", loc.study)
+    return read_optuna(f"sqlite:///{loc.path}", loc.study, source=str(loc.path))
 
 
 def _read_table(loc: Location) -> Trials:

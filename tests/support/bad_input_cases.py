@@ -399,6 +399,31 @@ CASES: list[Case] = [
          2, r"^error: syw curve: argument --forecast: -5 is not a budget: it must be at least 1"),
     Case("syw-bad-option-value-subprocess", {"r.csv": CSV}, lambda t: shell("curve", f"{t}/r.csv", "--forecast", "-5"),
          2, r"^error: syw curve: argument --forecast: -5 is not a budget: it must be at least 1"),
+    # an SQLite file with a 'studies' table that is not Optuna's: read without writing (the snapshot: same bytes)
+    Case("syw-studies-table-not-optunas", {"fake.db": lambda: sqlite_bytes("CREATE TABLE studies (id INTEGER, name TEXT)")},
+         lambda t: cli("curve", f"{t}/fake.db"),
+         2, r"^error: {t}/fake\.db: not an Optuna storage: a 'studies' table without Optuna's columns \(study_id, "
+            r"study_name\) and no alembic_version, trials, version_info table; export the trials as CSV$"),
+    Case("syw-studies-table-not-optunas-url", {"fake.db": lambda: sqlite_bytes(
+        "CREATE TABLE studies (study_id INTEGER, study_name TEXT)")},
+         lambda t: cli("curve", f"sqlite:///{t}/fake.db"),
+         2, r"^error: sqlite:///{t}/fake\.db: not an Optuna storage: no alembic_version, trials, version_info table beside "
+            r"'studies'; export the trials as CSV$"),
+    Case("syw-studies-table-not-optunas-subprocess", {"fake.db": lambda: sqlite_bytes("CREATE TABLE studies (x REAL)")},
+         lambda t: shell("curve", f"{t}/fake.db"),
+         2, r"^error: {t}/fake\.db: not an Optuna storage: a 'studies' table without Optuna's columns"),
+    *[Case(f"syw-storage-url-{kind}", {}, lambda t, url=url: cli("curve", url, "--out", f"{t}/out"), 2, message)
+      for kind, url, message in [
+          ("postgresql-without-its-driver", "postgresql://u@127.0.0.1:1/db",
+           r"^error: postgresql://u@127\.0\.0\.1:1/db: reading this database needs its Python driver \(No module named "
+           r"'psycopg2?'\); or export the trials as CSV$"),
+          ("mysql-without-its-driver", "mysql://u@127.0.0.1:1/db",
+           r"^error: mysql://u@127\.0\.0\.1:1/db: reading this database needs its Python driver \(No module named "
+           r"'MySQLdb'\); or export the trials as CSV$"),
+          ("unknown-scheme", "foo://bar",
+           r"^error: foo://bar: not a storage URL: SQLAlchemy knows no database 'foo'; give a file, a folder or an "
+           r"sqlite:/// URL$"),
+      ]],
     # --- ELMo sources and the biLM pretraining text (syw.models.elmo.sources, .checksum, data.bilm_corpus, syw pretrain-bilm) ---
     Case("elmo-bilm-folder-missing", {}, lambda t: call("syw.models.elmo.sources:resolve_elmo", "bilm/none", t / "d", t / "c"),
          DataMissingError, r"^biLM file {t}/c/bilm/none/options\.json not found: train it with `"
