@@ -15,7 +15,7 @@ from pathlib import Path
 
 from syw.core.entry import Parser, naming, run_main
 from syw.curve.api import curves
-from syw.curve.command import add_reading, folder_for, read_args
+from syw.curve.command import add_reading, check_apart, folder_for, read_args
 
 DESCRIPTION = """\
 The reporting checklist of Dodge et al. (2019), section 5, filled from the trials in TRIALS: the number of
@@ -75,6 +75,8 @@ def report(args: argparse.Namespace) -> int:
     if given := [f"--{k}" for k in SUITE if getattr(args, k) is not None]:
         raise ValueError(f"syw report: {', '.join(given)}: only for the suite's studies, without TRIALS "
                          f"({args.trials[0]} was given)")
+    if args.out:
+        check_apart(args.out, args.trials)  # before reading: a wrong --out costs nothing
     prepared = read_args(args)
     folder = folder_for(args, prepared.name, "checklist")
     checklist = curves(prepared).checklist(args.param)

@@ -213,12 +213,39 @@ def _options(args: argparse.Namespace, maximize: bool) -> Options:
                    at=tuple(args.at) if args.at else None, compare_confidence=args.confidence)
 
 
+def _input_path(source: str) -> Path | None:
+    """The file or folder a source reads: a storage URL's file, a Hydra multirun's folder (``FOLDER#SCORE_FILE``), a
+    storage's (``STORAGE#STUDY``); None for a database server."""
+    if source.startswith("sqlite:///"):
+        return Path(source[len("sqlite:///"):])
+    if source.startswith("journal:///"):
+        return Path(source[len("journal://"):])
+    if "://" in source:
+        return None
+    before, hash_, _ = source.rpartition("#")
+    return Path(before) if hash_ and Path(before).exists() else Path(source)
+
+
+def check_apart(folder: Path, sources: list[str]) -> None:
+    """Refuse an output folder that is an input, holds one, or lies inside an input folder: writing there could
+    replace an input (``syw curve ow/expected_max.csv --out ow``) or change what a folder holds."""
+    out = folder.resolve()
+    for given in filter(None, map(_input_path, sources)):
+        path = given.resolve()
+        how = ("is" if out == path else "holds" if path.parent == out
+               else "lies inside" if path.is_dir() and out.is_relative_to(path) else None)
+        if how:
+            raise ValueError(f"{folder}: --out {how} the input {given}, which writing there could replace or change; "
+                             "give another folder")
+
+
 def folder_for(args: argparse.Namespace, name: str, what: str = "curves") -> Path:
     """``--out``, else ``<trials>_syw`` beside one trial file or folder, else ``<name>_syw`` here (``what``: what
-    goes there, for the error when it cannot)."""
+    goes there, for the error when it cannot); never an input's folder (:func:`check_apart`)."""
     where = Path(args.trials[0])
     folder = args.out or (Path(f"{name}_syw") if "://" in args.trials[0] or len(args.trials) > 1
                           else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
+    check_apart(folder, args.trials)
     check_writable(folder, what)
     return folder
 
@@ -298,6 +325,8 @@ def read_args(args: argparse.Namespace):
 def curve(args: argparse.Namespace) -> int:
     """``syw curve``: read the trials, check the options, compute (``syw.curve.api``), write the tables,
     figures and report."""
+    if args.out:
+        check_apart(args.out, args.trials)  # before reading: a wrong --out costs nothing
     prepared = read_args(args)
     _check(args, prepared)
     options = _options(args, prepared.maximize)

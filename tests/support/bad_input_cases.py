@@ -424,6 +424,26 @@ CASES: list[Case] = [
            r"^error: foo://bar: not a storage URL: SQLAlchemy knows no database 'foo'; give a file, a folder or an "
            r"sqlite:/// URL$"),
       ]],
+    # --out that holds (or is, or lies in) an input: the input would be replaced or changed
+    Case("syw-out-holds-the-input", {"ow/expected_max.csv": "family,value\na,0.5\na,0.7\n"},
+         lambda t: cli("curve", f"{t}/ow/expected_max.csv", "--out", f"{t}/ow"),
+         2, r"^error: {t}/ow: --out holds the input {t}/ow/expected_max\.csv, which writing there could replace or "
+            r"change; give another folder$"),
+    Case("syw-out-is-the-input-folder", {"exp/t1/result.json": json.dumps({"val_acc": 0.5}) + "\n"},
+         lambda t: cli("curve", f"{t}/exp", "--out", f"{t}/exp"),
+         2, r"^error: {t}/exp: --out is the input {t}/exp, which writing there could replace or change; give another folder$"),
+    Case("syw-out-inside-the-input-folder", {"exp/t1/result.json": json.dumps({"val_acc": 0.5}) + "\n"},
+         lambda t: cli("curve", f"{t}/exp", "--out", f"{t}/exp/t1"),
+         2, r"^error: {t}/exp/t1: --out lies inside the input {t}/exp, which writing there could replace or change; "
+            r"give another folder$"),
+    Case("syw-report-out-holds-the-input-csv", {"ow/trials.csv": "family,value\na,0.5\na,0.7\n"},
+         lambda t: cli("report", f"{t}/ow/trials.csv", "--out", f"{t}/ow"),
+         2, r"^error: {t}/ow: --out holds the input {t}/ow/trials\.csv, which writing there could replace or change; "
+            r"give another folder$"),
+    Case("syw-out-holds-the-storage", {"ow/s.db": lambda: sqlite_bytes("CREATE TABLE runs (x REAL)")},
+         lambda t: cli("curve", f"sqlite:///{t}/ow/s.db", "--out", f"{t}/ow"),
+         2, r"^error: {t}/ow: --out holds the input {t}/ow/s\.db, which writing there could replace or change; give "
+            r"another folder$"),
     # --- ELMo sources and the biLM pretraining text (syw.models.elmo.sources, .checksum, data.bilm_corpus, syw pretrain-bilm) ---
     Case("elmo-bilm-folder-missing", {}, lambda t: call("syw.models.elmo.sources:resolve_elmo", "bilm/none", t / "d", t / "c"),
          DataMissingError, r"^biLM file {t}/c/bilm/none/options\.json not found: train it with `"
