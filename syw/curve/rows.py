@@ -56,6 +56,19 @@ def finished(frame: pd.DataFrame) -> pd.Series:
     return raw.map(lambda s: "ok" if s in OK else "failed" if s in FAILED else s)
 
 
+LARGEST = 1e50  # the comparison's degrees of freedom square variances, so scores to the 4th power: 1e200 stays finite
+
+
+def check_size(values: pd.Series, column: str, source: str, hint: str = "") -> None:
+    """Refuse a finite number too large to compute with (:data:`LARGEST`: 1.7e308 is a float but its square is not, and
+    the curves, their spread and the figure's axes would be infinite), naming the first row that holds one."""
+    big = np.isfinite(values.to_numpy(float)) & (np.abs(values.to_numpy(float)) > LARGEST)
+    if big.any():
+        label = values.index[big][0]
+        raise DataError(f"{source}: {label}: column {column!r} holds {values[label]:g}, too large to compute with (the "
+                        f"curves need numbers of at most {LARGEST:g}){hint}")
+
+
 def _score(raw: pd.Series, column: str, source: str) -> pd.Series:
     """Floats; empty cells and the texts ``nan``/``inf`` as NaN/inf; any other text is an error."""
     values = pd.to_numeric(raw, errors="coerce").astype(float)
@@ -88,6 +101,8 @@ def settle(frame: pd.DataFrame, metric: str, group: str, *, policy: str = "drop"
         kept = kept.assign(**{metric: values})
         if count:
             notes.append(f"{count} trial(s) scored beyond the floor: {floor.describe(maximize)}")
+    # after the floor, which a diverged run's score (a perplexity of 1e60) may count at
+    check_size(kept[metric], metric, source, "" if floor is not None else "; a diverged run? --floor X counts it at X")
     return kept, notes
 
 

@@ -12,7 +12,7 @@ from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
 from syw.core.errors import DataError
 from syw.core.records import iter_records
-from syw.curve.rows import finished
+from syw.curve.rows import check_size, finished
 
 DELIMITERS = ",\t;|"
 
@@ -83,8 +83,8 @@ def read_records(path: str | Path) -> pd.DataFrame:
 
 
 def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
-    """``frame[column]`` as finite floats, or a DataError naming ``source``, the column and the first bad
-    row (by its index label, e.g. ``"line 3"``)."""
+    """``frame[column]`` as finite floats (none too large to compute with: ``syw.curve.rows.check_size``), or a
+    DataError naming ``source``, the column and the first bad row (by its index label, e.g. ``"line 3"``)."""
     raw = frame[column]
     values = pd.to_numeric(raw, errors="coerce").astype(float)
     bad = ~np.isfinite(values.to_numpy())
@@ -94,6 +94,7 @@ def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
         what = "is empty or NaN" if pd.isna(value) else f"holds {value!r}, not a finite number"
         more = f" ({bad.sum()} such rows: {', '.join(map(str, where[:5]))}{', ...' if bad.sum() > 5 else ''})" if bad.sum() > 1 else ""
         raise DataError(f"{source}: {where[0]}: column {column!r} {what}{more}")
+    check_size(values, column, source)
     return values
 
 

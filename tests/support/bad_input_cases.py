@@ -444,6 +444,37 @@ CASES: list[Case] = [
          lambda t: cli("curve", f"sqlite:///{t}/ow/s.db", "--out", f"{t}/ow"),
          2, r"^error: {t}/ow: --out holds the input {t}/ow/s\.db, which writing there could replace or change; give "
             r"another folder$"),
+    # JSON Python cannot read and numbers too large to compute with (issue 75, item 19): one line, nothing written
+    *[Case(f"{kind}-jsonl-{name}", {"r.jsonl": lambda line=line: record_lines() + line},
+           lambda t, command=command: cli(command, f"{t}/r.jsonl", *(["--out", f"{t}/out"] if command == "curve" else [])),
+           2, rf"^error: {{t}}/r\.jsonl:2: {message}")
+      for kind, command in (("syw", "curve"), ("analysis", "table")) for name, line, message in [
+          ("nested-too-deeply", '{"family": "a", "value": 0.6, "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+           r"JSON nested too deeply for Python to read$"),
+          ("integer-of-5000-digits", '{"family": "a", "value": ' + "7" * 5000 + "}\n",
+           r"a number too long for Python to read \(Exceeds the limit \(4300 digits\) for integer string conversion: "
+           r"value has 5000 digits\)$"),
+      ]],
+    Case("syw-ray-params-nested-too-deeply", {"exp/t1/result.json": json.dumps({"val_acc": 0.5}) + "\n",
+                                             "exp/t1/params.json": "[" * 100_000 + "]" * 100_000},
+         lambda t: cli("curve", f"{t}/exp"),
+         2, r"^error: {t}/exp/t1/params\.json: not JSON \(nested too deeply for Python to read\)$"),
+    Case("syw-journal-line-nested-too-deeply", {"j.log": json.dumps({"op_code": 0, "study_name": "s", "directions": [2]})
+                                                + "\n" + '{"op_code": 2, "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n"},
+         lambda t: cli("curve", f"{t}/j.log"),
+         2, r"^error: {t}/j\.log: line 2: not a JSON journal operation \(nested too deeply for Python to read\)$"),
+    *[Case(f"{kind}-{name}-too-large", {"r.csv": f"family,value,secs\na,0.5,1\n{row}\na,0.7,2\n"},
+           lambda t, command=command: cli(command, f"{t}/r.csv", "--duration", "secs",
+                                          *(["--out", f"{t}/out"] if command == "curve" else [])),
+           2, rf"^error: {{t}}/r\.csv: line 3: column '{column}' holds {shown}, too large to compute with \(the curves need "
+              r"numbers of at most 1e\+50\)")
+      for kind, command in (("syw", "curve"), ("analysis", "table")) for name, row, column, shown in [
+          ("score", "a,1.7e308,1", "value", r"1\.7e\+308"), ("negative-score", "a,-1e200,1", "value", r"-1e\+200"),
+          ("duration", "a,0.6,1e300", "secs", r"1e\+300")]],
+    Case("syw-diverged-score-without-a-floor", {"r.csv": "model,ppl\na,80\na,1e60\na,95\n"},
+         lambda t: cli("curve", f"{t}/r.csv", "--metric", "ppl", "--direction", "min", "--out", f"{t}/out"),
+         2, r"^error: {t}/r\.csv: line 3: column 'ppl' holds 1e\+60, too large to compute with \(the curves need numbers "
+            r"of at most 1e\+50\); a diverged run\? --floor X counts it at X$"),
     # --- ELMo sources and the biLM pretraining text (syw.models.elmo.sources, .checksum, data.bilm_corpus, syw pretrain-bilm) ---
     Case("elmo-bilm-folder-missing", {}, lambda t: call("syw.models.elmo.sources:resolve_elmo", "bilm/none", t / "d", t / "c"),
          DataMissingError, r"^biLM file {t}/c/bilm/none/options\.json not found: train it with `"

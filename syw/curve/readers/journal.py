@@ -14,6 +14,7 @@ import pandas as pd
 
 from syw.analysis.adaptive import optuna_strategy
 from syw.core.errors import DataError
+from syw.core.records import unreadable
 from syw.curve.rows import finished
 from syw.curve.trials import SeveralStudies, Trials
 
@@ -28,7 +29,7 @@ def is_journal(path: Path) -> bool:
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
             first = json.loads(handle.readline())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(first, dict) and "op_code" in first
 
@@ -38,8 +39,8 @@ def _param(value, distribution: str, where: str):
     try:
         spec = json.loads(distribution)
         kind, attributes = spec["name"], spec.get("attributes", {})
-    except (ValueError, TypeError, KeyError):
-        raise DataError(f"{where}: the distribution {distribution!r} is not Optuna's JSON") from None
+    except (ValueError, TypeError, KeyError, RecursionError):
+        raise DataError(f"{where}: the distribution {distribution[:60]!r} is not Optuna's JSON") from None
     if kind.startswith("Categorical"):
         choices = attributes.get("choices", [])
         if not isinstance(value, (int, float)) or not 0 <= int(value) < len(choices):
@@ -60,10 +61,11 @@ def _operations(path: Path) -> list[tuple[int, dict]]:
             continue
         try:
             op = json.loads(line)
-        except ValueError:
-            if number == len(lines):  # a torn last line: a writer killed mid-write, as Optuna skips it
+        except (ValueError, RecursionError) as err:
+            why = unreadable(err)
+            if number == len(lines) and not why:  # a torn last line: a writer killed mid-write, as Optuna skips it
                 continue
-            raise DataError(f"{path}: line {number}: not a JSON journal operation") from None
+            raise DataError(f"{path}: line {number}: not a JSON journal operation" + (f" ({why})" if why else "")) from None
         if not isinstance(op, dict) or not isinstance(op.get("op_code"), int):
             raise DataError(f"{path}: line {number}: a journal operation is a JSON object with an integer op_code")
         out.append((number, op))
