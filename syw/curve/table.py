@@ -35,6 +35,18 @@ def sniff(path: Path, default: str) -> tuple[str, str]:
     return found, decimal
 
 
+def _check_header(path: Path, sep: str) -> None:
+    """Refuse a header naming two columns alike: pandas would rename the second (``accuracy.1``) and a score picked
+    by name would silently be the first."""
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        header = next(csv.reader(handle, delimiter=sep), [])
+    seen: dict[str, int] = {}
+    for position, name in enumerate((n.strip() for n in header), start=1):
+        if name and name in seen:  # unnamed columns (trailing separators) are pandas' "Unnamed: k", each its own
+            raise DataError(f"{path}: line 1: columns {seen[name]} and {position} are both named {name!r}; rename one")
+        seen[name] = position
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """Every row of a records file, by extension: .csv, .tsv, .tab (the delimiter sniffed:
     ``,``, tab, ``;`` or ``|``) or .jsonl/.json (nested fields become ``a.b`` columns).
@@ -51,6 +63,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if suffix in (".csv", ".tsv", ".tab"):
         try:  # blank lines kept (as empty rows, dropped below) so that row i is line i + 2
             sep, decimal = sniff(path, "," if suffix == ".csv" else "\t")
+            _check_header(path, sep)
             frame = pd.read_csv(path, sep=sep, decimal=decimal, skip_blank_lines=False)
         except pd.errors.EmptyDataError as err:
             raise DataError(f"{path}: the file is empty, not even a header line") from err

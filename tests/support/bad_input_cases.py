@@ -475,6 +475,11 @@ CASES: list[Case] = [
          lambda t: cli("curve", f"{t}/r.csv", "--metric", "ppl", "--direction", "min", "--out", f"{t}/out"),
          2, r"^error: {t}/r\.csv: line 3: column 'ppl' holds 1e\+60, too large to compute with \(the curves need numbers "
             r"of at most 1e\+50\); a diverged run\? --floor X counts it at X$"),
+    Case("syw-duplicated-header", {"r.csv": "family,accuracy,accuracy\na,0.5,0.6\n"}, lambda t: cli("curve", f"{t}/r.csv"),
+         2, r"^error: {t}/r\.csv: line 1: columns 2 and 3 are both named 'accuracy'; rename one$"),
+    Case("analysis-duplicated-header", {"r.tsv": "family\tvalue\tsecs\tvalue\na\t0.5\t1\t0.6\n"},
+         lambda t: cli("table", f"{t}/r.tsv"),
+         2, r"^error: {t}/r\.tsv: line 1: columns 2 and 4 are both named 'value'; rename one$"),
     # --- ELMo sources and the biLM pretraining text (syw.models.elmo.sources, .checksum, data.bilm_corpus, syw pretrain-bilm) ---
     Case("elmo-bilm-folder-missing", {}, lambda t: call("syw.models.elmo.sources:resolve_elmo", "bilm/none", t / "d", t / "c"),
          DataMissingError, r"^biLM file {t}/c/bilm/none/options\.json not found: train it with `"
