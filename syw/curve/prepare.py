@@ -11,6 +11,7 @@ of several studies read without ``--study``: each study a source, so a group per
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,6 +159,7 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
         rows["group"] = rows["source"]
     if group == STRATEGY:
         rows["group"] = rows["strategy"].fillna("random")
+    rows["group"] = rows["group"].astype(str).map(printable)  # every output shows the same, escaped, name
     info = parts[0][2]
     groups = [_group(str(name), part, info["duration"] is not None, where) for name, part in rows.groupby("group", sort=True)]
     read_as = pd.concat([i["frame"] for _, _, i in parts], ignore_index=True)  # positions match rows'
@@ -177,6 +179,13 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
     name = loaded[0].name if not several else "_".join(t.name for t in loaded)[:60]
     return Prepared(groups, where, name, info["metric"], maximize,
                     "group" if group == STRATEGY else info["group"] or "group", columns, notes, by_group)
+
+
+def printable(name: str) -> str:
+    """``name`` with each control character (C0 and C1, DEL, the line and paragraph separators) written as Python
+    writes it in a repr, ``\\x1b``, ``\\n``, ``\\u2028``: an ESC sequence or a newline in a group's name would
+    otherwise reach the terminal and break the report's table. ``--label`` and ``--compare`` name groups this way."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in name)
 
 
 def _studies_of(sources: list[str], studies: list[str] | None) -> list[tuple[str, list[str | None]]]:
