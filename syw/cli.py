@@ -1,4 +1,4 @@
-"""``syw``: the suite's one command. ``syw <command> --help`` describes each.
+"""``syw``: the suite's one command. ``syw <command> --help`` describes each, ``syw --version`` the version.
 
 The light install (``pip install .`` in a checkout, or its wheel) has ``curve``, ``table`` and ``verify``; the others need
 the full suite (``pip install '.[suite]'``, or ``make env`` in a checkout) and say so.
@@ -8,7 +8,9 @@ Bad input is one ``error:`` line naming the file (and line or key) with exit sta
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -60,10 +62,36 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+ABOUT = ("The suite's one command (Dodge et al. 2019, Show Your Work: expected validation performance against the "
+         "hyperparameter-search budget). syw <command> --help describes each command; syw --version prints the version.")
+
+
 def usage() -> str:
+    """What ``syw --help`` prints, in plain text."""
     width = max(map(len, COMMANDS))
     rows = "\n".join(f"  {name:<{width}}  {command.help}" for name, command in COMMANDS.items())
-    return f"usage: syw <command> [arguments]\n\n{__doc__.splitlines()[0]}\n\ncommands:\n{rows}\n"
+    return f"usage: syw <command> [arguments]\n\n{textwrap.fill(ABOUT, 100)}\n\ncommands:\n{rows}\n"
+
+
+def version() -> str:
+    """The installed package's version, else (a checkout run with PYTHONPATH) the one pyproject.toml states."""
+    try:
+        return importlib.metadata.version("show-your-work")
+    except importlib.metadata.PackageNotFoundError:
+        import tomllib
+
+        from syw.core.paths import REPO
+
+        return tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+
+
+def hydra_help(name: str, module) -> str:
+    """``syw run --help``, ``syw reseed --help``: the command's usage, what it does and its main overrides, without
+    Hydra's dump of every config group."""
+    return (f"usage: {module.USAGE}\n\n{module.DESCRIPTION}\n\nThe overrides (key=value, Hydra's syntax; the main "
+            f"ones):\n{module.OVERRIDES}\n\n" + textwrap.fill(
+                f"Every setting is in conf/config.yaml; docs/running.md explains them. syw {name} ... --cfg job prints "
+                "the whole configuration a command would run with.", 100) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,6 +103,9 @@ def _dispatch(args: list[str]) -> int:
     if args and args[0] in ("-h", "--help"):
         print(usage())
         return 0
+    if args and args[0] in ("-V", "--version"):
+        print(f"syw {version()}")
+        return 0
     if not args or args[0] not in COMMANDS:
         what = f"unknown command {args[0]!r}" if args else "no command given"
         raise ValueError(f"syw: {what}\n\n{usage()}")
@@ -83,8 +114,9 @@ def _dispatch(args: list[str]) -> int:
     try:
         module = importlib.import_module(f"syw.{command.module}")
         if command.hydra:
-            if "-h" in rest or "--help" in rest:  # what the command does, before Hydra's list of overrides
-                print(f"usage: {module.USAGE}\n\n{module.DESCRIPTION}\n\nThe overrides (Hydra's help):\n", flush=True)
+            if "-h" in rest or "--help" in rest:
+                print(hydra_help(name, module), end="")
+                return 0
             sys.argv = [f"syw {name}", *command.forward(rest)]
             module.main()
             return 0

@@ -324,13 +324,22 @@ def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets
 class BudgetInterval:
     """The first n whose expected best reaches ``target``: ``estimate`` (None: not within the N trials)
     and the interval [low, high] at the stated confidence. ``low`` = limit + 1: not reached by the
-    limit; ``high`` None: "cannot be located with N trials" (not certainly reached by the limit)."""
+    limit; ``high`` None: not certainly reached by the limit, past which N trials locate nothing (:meth:`words`)."""
 
     target: float
     estimate: int | None
     low: int
     high: int | None
     limit: int
+
+    def words(self, trials: int) -> str:
+        """The interval in words, ``4-8``; unbounded, with why in the same sentence: past the limit budget
+        (docs/syw.md) ``trials`` scores locate nothing, so the interval stops there even where the estimate
+        lies beyond it (``7 to beyond 9, the limit budget: ...`` for an estimate of 17)."""
+        if self.high is not None:
+            return f"{self.low}-{self.high}"
+        start = f"{self.low} to beyond {self.limit}" if self.low <= self.limit else f"beyond {self.limit}"
+        return f"{start}, the limit budget: beyond it nothing can be located with {trials} trials"
 
 
 def budget_interval(scores, target: float, confidence: float = 0.95, maximize: bool = True) -> BudgetInterval:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 Main = Callable[[Sequence[str] | None], int]
 
@@ -72,6 +73,15 @@ def naming(path: Path | str) -> Iterator[None]:
         if err.filename is None and err.errno is not None:
             err.filename = str(path)
         raise
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose bad option value (or unknown option, or missing argument) is the one line of
+    bad input, ``error: <prog>: <message> (<prog> --help for usage)`` with exit status 2, instead of the
+    whole usage block before argparse's own error line. Its subparsers are Parsers too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} ({self.prog} --help for usage)\n")
 
 
 def positive_int(text: str) -> int:

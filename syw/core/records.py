@@ -80,7 +80,7 @@ def iter_records(path: Path, *, schema: bool = True) -> Iterator[dict[str, Any]]
     for number, line in enumerate(snapshot_lines(path), start=1):
         if not line.strip():
             continue
-        record, why = _parsed(line)
+        record, why = _parsed_at(path, number, line)
         if why:
             _note(f"{path}:{number}: skipping a line that is {why}; its trial counts as not run")
             continue
@@ -101,16 +101,39 @@ def _note(text: str) -> None:
         print(f"warning: {text}", file=sys.stderr, flush=True)
 
 
+def unreadable(err: ValueError | RecursionError) -> str | None:
+    """Why well-formed JSON could not be read by Python, or None for JSON that is malformed (a
+    ``JSONDecodeError``): nesting deeper than Python's recursion limit, or an integer longer than its
+    4300 digits. The readers of JSON (records, Ray, Hydra, W&B, Optuna journals) say it the same way."""
+    if isinstance(err, RecursionError):
+        return "nested too deeply for Python to read"
+    if isinstance(err, json.JSONDecodeError):
+        return None
+    return f"a number too long for Python to read ({str(err).split(';')[0]})"
+
+
 def _parsed(line: bytes) -> tuple[Any, str | None]:
     """``(value, None)`` for a line of JSON, else ``(None, what the line is)``. Its cause is named only when
-    known: the writer ends every line it writes, so a last line without its newline is a write that did not finish."""
+    known: the writer ends every line it writes, so a last line without its newline is a write that did not finish.
+    Well-formed JSON that Python cannot read (:func:`unreadable`) is no torn line: it raises :class:`RecordError`."""
     try:
         return json.loads(line.decode("utf-8").rstrip("\r\n")), None
     except UnicodeDecodeError as err:
         why = f"not UTF-8 text (byte {err.start + 1})"
     except json.JSONDecodeError as err:  # Python's messages: "Expecting value", "Unterminated string starting at", ...
         why = f"not JSON ({err.msg.removesuffix(' at')} at column {err.colno})"
+    except (ValueError, RecursionError) as err:
+        reason = unreadable(err)
+        raise RecordError(reason if reason.startswith("a number") else f"JSON {reason}") from None
     return None, why if line.endswith(b"\n") else "the last line, cut off mid-record (a write that did not finish)"
+
+
+def _parsed_at(path: Path, number: int, line: bytes) -> tuple[Any, str | None]:
+    """:func:`_parsed`, its error naming the file and line."""
+    try:
+        return _parsed(line)
+    except RecordError as err:
+        raise RecordError(f"{path}:{number}: {err}") from None
 
 
 def check_complete(folder: Path) -> None:
@@ -121,7 +144,7 @@ def check_complete(folder: Path) -> None:
         if any(part.startswith(".") for part in path.relative_to(folder).parts):
             continue
         for number, line in enumerate(snapshot_lines(path), start=1):
-            why = _parsed(line)[1] if line.strip() else None
+            why = _parsed_at(path, number, line)[1] if line.strip() else None
             if why:
                 fix = ("the same `syw run` command removes it and runs its trial again" if not line.endswith(b"\n")
                        else "restore the file (git checkout) or delete the line")

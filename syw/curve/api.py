@@ -139,11 +139,12 @@ class Curves:
         """The figure's default title, from the score's name."""
         return f"Expected validation performance: {self.metric_name()}"
 
-    def draw(self, ax=None, *, x: str = "trials", log_x: bool = False, sd: bool = True,
+    def draw(self, ax=None, *, x: str = "trials", log_x: bool | None = None, sd: bool = True,
              targets: Sequence[float | tuple[float, str]] = (), title: str | None = None, legend: bool = True,
              ylim: tuple[float, float] | None = None, labels: Mapping[str, str] | None = None):
         """Draw every group's curve on ``ax`` (a new figure's when None), shaded ±1 SD (Eq. 8's spread,
         clipped to the observed scores); ``x``: ``trials`` or ``time`` (n times the group's mean duration);
+        ``log_x``: None for a log axis of time (the paper's) and a linear one of trials;
         ``ylim`` fixes the y axis; ``labels`` renames groups (group -> label). Returns the axes."""
         from syw.curve.figure import plot_on, shown_names  # matplotlib only when drawing
         from syw.curve.style import plt

@@ -13,9 +13,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from syw.core.entry import naming, run_main
+from syw.core.entry import Parser, naming, run_main
 from syw.curve.api import curves
-from syw.curve.command import add_reading, folder_for, read_args
+from syw.curve.command import add_reading, check_apart, folder_for, read_args
 
 DESCRIPTION = """\
 The reporting checklist of Dodge et al. (2019), section 5, filled from the trials in TRIALS: the number of
@@ -35,11 +35,13 @@ SUITE = ("source", "variant", "results")  # options of the suite's report only
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="syw report", description=DESCRIPTION, epilog=EPILOG,
+    p = Parser(prog="syw report", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trials", nargs="*", metavar="TRIALS", help="a .csv/.tsv/.jsonl file, a Ray Tune experiment folder or an Optuna "
                    "storage, as for syw curve; none: the suite's report of --study")
-    add_reading(p)
+    add_reading(p, study_help="with TRIALS, an Optuna study of the storage (default: every study, each a group; "
+                "repeatable), as for syw curve; without TRIALS, the suite's study whose report is written (e.g. sst5, "
+                "sst5_as_run; default: Figure 1's)")
     out = p.add_argument_group("output")
     out.add_argument("--param", action="append", metavar="COLUMN", help="a column holding a hyperparameter; "
                      "repeatable (default: the params.*/config.* columns, else every column not named like a score, "
@@ -73,6 +75,8 @@ def report(args: argparse.Namespace) -> int:
     if given := [f"--{k}" for k in SUITE if getattr(args, k) is not None]:
         raise ValueError(f"syw report: {', '.join(given)}: only for the suite's studies, without TRIALS "
                          f"({args.trials[0]} was given)")
+    if args.out:
+        check_apart(args.out, args.trials)  # before reading: a wrong --out costs nothing
     prepared = read_args(args)
     folder = folder_for(args, prepared.name, "checklist")
     checklist = curves(prepared).checklist(args.param)

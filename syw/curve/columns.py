@@ -17,6 +17,9 @@ Otherwise a default is taken only when it is obvious, else the error lists the c
   of a trial (``timestamp``, ``start_time``, ``time_this_iter_s``, ``epoch_time``). A unit in the name
   (its last word: ``Train time (ms)``, ``fit_minutes``) converts it to seconds (:func:`duration_unit`). Of several,
   the one that says training or total; else none, with a note; none: no time axis.
+
+A score or time column is numeric; when none is, a column named like one whose cells are mostly numbers
+is taken, so that its stray word (``high``, ``10 min``) is an error naming its line, as when it is given.
 """
 from __future__ import annotations
 
@@ -67,6 +70,16 @@ def _numeric(frame: pd.DataFrame, column: str) -> bool:
     return bool(values.map(lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool)).all())
 
 
+def _mostly_numeric(frame: pd.DataFrame, column: str) -> bool:
+    """Whether a text column holds numbers in most cells: a score or time column with a stray word
+    (``high``, ``10 min``), picked by its name so that the reading names the bad cell's line."""
+    values = frame[column].dropna()
+    if values.empty or _nested(values) or pd.api.types.is_bool_dtype(values):
+        return False
+    parsed = pd.to_numeric(values.map(lambda v: str(v).strip()), errors="coerce")
+    return int(parsed.notna().sum()) * 2 > len(values)
+
+
 def _listing(columns) -> str:
     return ", ".join(map(str, columns))
 
@@ -86,12 +99,13 @@ def pick_metric(frame: pd.DataFrame, source: str, metric: str | None = None, *, 
         if name and name in frame.columns and _numeric(frame, name):
             return name
     words = SCORE_WORDS if maximize else LOSS_WORDS
+    named = [c for c in frame.columns if not str(c).startswith(HYPERPARAMETER_PREFIXES)
+             and words & set(_tokens(c)) and not NOT_SCORE & set(_tokens(c))]
     ranked = []
-    for column in frame.columns:
+    # numeric columns first; else one whose cells are mostly numbers: the score with a stray word, whose line
+    # the reading then names (syw.curve.rows)
+    for column in [c for c in named if _numeric(frame, c)] or [c for c in named if _mostly_numeric(frame, c)]:
         tokens = _tokens(column)
-        if (str(column).startswith(HYPERPARAMETER_PREFIXES) or not words & set(tokens) or NOT_SCORE & set(tokens)
-                or not _numeric(frame, column)):
-            continue
         level = bool(VALID_WORDS & set(tokens)) + bool({"best"} & set(tokens))
         bare = set(tokens) <= words | VALID_WORDS | BEST_WORDS
         ranked.append(((level, bare), column))
@@ -194,7 +208,8 @@ def pick_duration(frame: pd.DataFrame, source: str, duration: str | None = None)
         return None, None
     if duration:
         return _known(frame, duration, source, "training time"), None
-    found = [c for c in frame.columns if _duration_like(c) and _numeric(frame, c)]
+    found = ([c for c in frame.columns if _duration_like(c) and _numeric(frame, c)]
+             or [c for c in frame.columns if _duration_like(c) and _mostly_numeric(frame, c)])  # its reading names the stray cell
     training = [c for c in found if TRAINING_WORDS & set(_tokens(c))]
     if len(found) > 1 and len(training) == 1:
         return training[0], None

@@ -17,7 +17,7 @@ from syw.analysis.compare import difference_table
 from syw.analysis.curves import Options, band_bounds, cost_table
 from syw.analysis.floors import Floor, sway_note
 from syw.analysis.forecast import MODELS, VERDICT
-from syw.core.entry import check_writable, naming, positive_int, run_main
+from syw.core.entry import Parser, check_writable, naming, positive_int, run_main
 from syw.core.manifest import OVERRIDE_HELP, allow_unverified
 from syw.core.paths import CONF_DIR
 from syw.curve import sequential as sequential_option
@@ -84,11 +84,14 @@ def _fraction(text: str) -> float:
     return value
 
 
-def add_reading(p: argparse.ArgumentParser) -> None:
-    """The options saying how to read the trials, shared by ``syw curve`` and ``syw report TRIALS``."""
+STUDY_HELP = "the Optuna study's name (default: every study of the storage, each a group); repeatable: each study is read"
+
+
+def add_reading(p: argparse.ArgumentParser, study_help: str = STUDY_HELP) -> None:
+    """The options saying how to read the trials, shared by ``syw curve`` and ``syw report TRIALS`` (``study_help``:
+    what ``--study`` names there)."""
     what = p.add_argument_group("what to read")
-    what.add_argument("--study", action="append", help="the Optuna study's name (needed when the storage holds "
-                      "several); repeatable: each study is read")
+    what.add_argument("--study", action="append", help=study_help)
     what.add_argument("--group", help="column naming each trial's model family; 'none': one curve of all trials; "
                       "'strategy': one curve per search strategy (random, TPE, ...), the sources its runs")
     what.add_argument("--metric", help="column holding the validation score")
@@ -110,7 +113,7 @@ def add_reading(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="syw", description="Expected validation performance (Dodge et al. 2019) "
+    top = Parser(prog="syw", description="Expected validation performance (Dodge et al. 2019) "
                                   "of anyone's hyperparameter search. syw curve --help for more.")
     sub = top.add_subparsers(dest="command", required=True)
     p = sub.add_parser("curve", help="expected-max curves, figure and report of a search's trials",
@@ -140,7 +143,10 @@ def parser() -> argparse.ArgumentParser:
                            "(simulated; see the report)")
     draw.add_argument("--workers", type=positive_int, default=1,
                       help="--x cost: trials run this many at a time (default 1: one after another)")
-    draw.add_argument("--log-x", action="store_true", help="logarithmic x axis")
+    scale = draw.add_mutually_exclusive_group()
+    scale.add_argument("--log-x", action="store_true", help="logarithmic x axis (the default with --x time, as the "
+                       "paper draws training time)")
+    scale.add_argument("--linear-x", action="store_true", help="linear x axis (the default with --x trials)")
     draw.add_argument("--no-sd", dest="sd", action="store_false", help="leave out the ±1 SD shading")
     draw.add_argument("--bands", action="store_true", help="draw simultaneous confidence bands (opda)")
     draw.add_argument("--confidence", type=_fraction, default=0.95, help="the level of the bands and of the comparison's claims (default 0.95)")
@@ -213,12 +219,39 @@ def _options(args: argparse.Namespace, maximize: bool) -> Options:
                    at=tuple(args.at) if args.at else None, compare_confidence=args.confidence)
 
 
+def _input_path(source: str) -> Path | None:
+    """The file or folder a source reads: a storage URL's file, a Hydra multirun's folder (``FOLDER#SCORE_FILE``), a
+    storage's (``STORAGE#STUDY``); None for a database server."""
+    if source.startswith("sqlite:///"):
+        return Path(source[len("sqlite:///"):])
+    if source.startswith("journal:///"):
+        return Path(source[len("journal://"):])
+    if "://" in source:
+        return None
+    before, hash_, _ = source.rpartition("#")
+    return Path(before) if hash_ and Path(before).exists() else Path(source)
+
+
+def check_apart(folder: Path, sources: list[str]) -> None:
+    """Refuse an output folder that is an input, holds one, or lies inside an input folder: writing there could
+    replace an input (``syw curve ow/expected_max.csv --out ow``) or change what a folder holds."""
+    out = folder.resolve()
+    for given in filter(None, map(_input_path, sources)):
+        path = given.resolve()
+        how = ("is" if out == path else "holds" if path.parent == out
+               else "lies inside" if path.is_dir() and out.is_relative_to(path) else None)
+        if how:
+            raise ValueError(f"{folder}: --out {how} the input {given}, which writing there could replace or change; "
+                             "give another folder")
+
+
 def folder_for(args: argparse.Namespace, name: str, what: str = "curves") -> Path:
     """``--out``, else ``<trials>_syw`` beside one trial file or folder, else ``<name>_syw`` here (``what``: what
-    goes there, for the error when it cannot)."""
+    goes there, for the error when it cannot); never an input's folder (:func:`check_apart`)."""
     where = Path(args.trials[0])
     folder = args.out or (Path(f"{name}_syw") if "://" in args.trials[0] or len(args.trials) > 1
                           else where.parent / f"{where.name if where.is_dir() else where.stem}_syw")
+    check_apart(folder, args.trials)
     check_writable(folder, what)
     return folder
 
@@ -254,7 +287,7 @@ def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, fold
     else:
         paths = draw_curves(curves, folder / "curve", title=args.title or result.title(),
                             ylabel=args.ylabel or result.ylabel(), x=args.x,
-                            log_x=args.log_x, sd=args.sd, targets=args.target, maximize=prepared.maximize,
+                            log_x=log_axis(args), sd=args.sd, targets=args.target, maximize=prepared.maximize,
                             band_label=band_label, forecast_label=forecast_label, size=args.size or "default",
                             ylim=tuple(args.ylim) if args.ylim else None, labels=dict(args.label))
     if diffs and (args.compare or len(curves) == 2):
@@ -262,6 +295,12 @@ def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, fold
         paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
                                  maximize=prepared.maximize)
     return paths
+
+
+def log_axis(args: argparse.Namespace) -> bool:
+    """Whether the x axis is logarithmic: ``--log-x`` or ``--linear-x`` as said, else for training time (the
+    paper's Figures 2 and 4 draw time on a log axis) and not for trials."""
+    return args.log_x or (not args.linear_x and args.x == "time")
 
 
 def stated_floor(sources: list[str]) -> Floor | None:
@@ -293,6 +332,8 @@ def read_args(args: argparse.Namespace):
 def curve(args: argparse.Namespace) -> int:
     """``syw curve``: read the trials, check the options, compute (``syw.curve.api``), write the tables,
     figures and report."""
+    if args.out:
+        check_apart(args.out, args.trials)  # before reading: a wrong --out costs nothing
     prepared = read_args(args)
     _check(args, prepared)
     looks = sequential_option.from_args(args, prepared)  # refused before anything is written

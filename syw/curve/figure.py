@@ -48,11 +48,12 @@ PAPER_RC = {"pdf.fonttype": 42, "ps.fonttype": 42}  # TrueType fonts embedded wh
 
 
 def draw_curves(curves: list[Curve], out_stem: Path, *, title: str, ylabel: str, x: str = "trials",
-                log_x: bool = False, sd: bool = True, targets: list[tuple[float, str]] = (),
+                log_x: bool | None = None, sd: bool = True, targets: list[tuple[float, str]] = (),
                 maximize: bool = True, band_label: str | None = None, forecast_label: str | None = None,
                 size: str = "default", ylim: tuple[float, float] | None = None,
                 labels: dict[str, str] | None = None) -> list[Path]:
-    """Write ``<out_stem>.pdf`` and ``.png`` at ``size`` (:data:`SIZES`), fonts embedded. ``band_label``/
+    """Write ``<out_stem>.pdf`` and ``.png`` at ``size`` (:data:`SIZES`), fonts embedded; ``log_x``: None for a
+    log axis of time and a linear one of trials (:func:`plot_on`). ``band_label``/
     ``forecast_label`` name what the bands and forecast are in the legend; ``ylim`` fixes the y axis;
     ``labels`` renames groups in the figure (group -> label)."""
     shown, families = shown_names([c.name for c in curves], labels, [title])
@@ -74,7 +75,7 @@ class _Extent:
     """The y values the axes must show and the x ends of what is drawn."""
 
     def __init__(self) -> None:
-        self.lows, self.highs, self.ends = [], [], []
+        self.lows, self.highs, self.ends, self.bands = [], [], [], []
 
     def add(self, low: float, high: float) -> None:
         self.lows.append(low)
@@ -109,7 +110,7 @@ def _plot_curve(ax, c: Curve, style: tuple, label: str, *, x: str, sd: bool, max
     if c.band is not None:
         bx = _axis(c, c.band[0].size, x)
         for edge in (np.where(np.isfinite(e), e, np.nan) for e in c.band):  # infinite: no bound there
-            ax.plot(bx, edge, color=color, ls=(0, (4, 2)), lw=0.8)
+            extent.bands += ax.plot(bx, edge, color=color, ls=(0, (4, 2)), lw=0.8)
     if c.forecast is not None:
         past = c.forecast.ns >= c.scores.size
         fx = _axis(c, c.forecast.ns.size, x)[past]
@@ -156,6 +157,19 @@ def _shaded(c: Curve, maximize: bool) -> bool:
     return bool(np.any(high > low))
 
 
+def _clip_bands(ax, bands: list[Line2D]) -> bool:
+    """Each band edge held to the y axis's range (an edge running off the axes runs along its border): the
+    axes fit the curves, not the bands, which near n = 1 span most of the score's range. Whether any was."""
+    low, high = ax.get_ylim()
+    clipped = False
+    for line in bands:
+        y = np.asarray(line.get_ydata(), float)
+        inside = np.clip(y, low, high)
+        clipped |= bool(np.any(np.isfinite(y) & (inside != y)))
+        line.set_ydata(inside)
+    return clipped
+
+
 def _keys(curves: list[Curve], styles: dict, *, sd: bool, band_label: str | None, forecast_label: str | None,
           maximize: bool) -> list:
     """Legend entries saying what the shading (in the colours of the groups it shows for), dash-dot, dashed
@@ -187,32 +201,35 @@ def _x_axis(ax, x: str, log_x: bool) -> None:
     ax.set_xlabel("Training time (n trials × the group's mean duration)" if x == "time" else "Hyperparameter assignments (n)")
 
 
-def plot_on(ax, curves: list[Curve], *, x: str = "trials", log_x: bool = False, sd: bool = True,
+def plot_on(ax, curves: list[Curve], *, x: str = "trials", log_x: bool | None = None, sd: bool = True,
             targets: list[tuple[float, str]] = (), maximize: bool = True, band_label: str | None = None,
             forecast_label: str | None = None, shown: dict[str, str] | None = None,
             ylim: tuple[float, float] | None = None) -> list:
     """Draw every group's curve (Eq. 8, or the quantile curve) on ``ax``, with its shading, bands, forecast
     and targets; the y range fits what is drawn unless ``ylim`` fixes it. Returns the legend entries beyond
     the curves' own lines (targets, what the shading and line styles mean). ``shown``: the name drawn for
-    each group."""
+    each group. ``log_x`` None: a log axis of training time, as the paper draws time (its Figures 2 and 4:
+    budgets of minutes to days, whose round ticks crowd a linear axis), a linear one of trials."""
     shown = shown or {c.name: c.name for c in curves}
     styles = colours([c.name for c in curves])
     extent = _Extent()
     for c in curves:
         _plot_curve(ax, c, styles[c.name], shown[c.name], x=x, sd=sd, maximize=maximize, extent=extent)
     extra = _target_lines(ax, curves, styles, shown, targets, x=x, maximize=maximize)
-    extra += _keys(curves, styles, sd=sd, band_label=band_label, forecast_label=forecast_label, maximize=maximize)
     fit_y(ax, *(ylim or (min(extent.lows), max(extent.highs))), [(target, "0.35") for target, _ in targets])
     if ylim:
         ax.set_ylim(*ylim)
+    if _clip_bands(ax, extent.bands) and band_label:
+        band_label += ", clipped to the axes"
+    extra += _keys(curves, styles, sd=sd, band_label=band_label, forecast_label=forecast_label, maximize=maximize)
     end_at_trials(ax, extent.ends)
-    _x_axis(ax, x, log_x)
+    _x_axis(ax, x, x == "time" if log_x is None else log_x)
     ax.grid(alpha=0.3, lw=0.5)
     return extra
 
 
 def _draw(curves: list[Curve], out_stem: Path, shown: dict[str, str], *, title: str, ylabel: str, x: str,
-          log_x: bool, sd: bool, targets, maximize: bool, band_label: str | None,
+          log_x: bool | None, sd: bool, targets, maximize: bool, band_label: str | None,
           forecast_label: str | None, size: tuple[float, float], ylim: tuple[float, float] | None) -> list[Path]:
     fig, ax = plt.subplots(figsize=size, layout="constrained")
     extra = plot_on(ax, curves, x=x, log_x=log_x, sd=sd, targets=targets, maximize=maximize, band_label=band_label,

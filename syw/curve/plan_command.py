@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from syw.analysis.power import CAP, DRAWS, METHODS
-from syw.core.entry import check_writable, naming, positive_int, run_main
+from syw.core.entry import Parser, check_writable, naming, positive_int, run_main
 from syw.curve.api import curves
 from syw.curve.command import add_reading, read_args
 from syw.curve.sources import SOURCES
@@ -36,7 +36,7 @@ def _probability(text: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="syw plan", description=DESCRIPTION,
+    p = Parser(prog="syw plan", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="example:\n  syw plan pilot.csv --compare cnn lr --at 1 5 20 --out plan/")
     p.add_argument("trials", nargs="+", help=f"the pilot's trials: a source of any kind syw curve reads "

@@ -2,7 +2,8 @@
 direction of the score, the rows that count (``syw.curve.rows``), the search strategy of each trial
 (``syw.analysis.adaptive``), and the groups, over one source or several (files, folders, studies).
 
-Groups: the group column's values (the same column in every source), else one group per source;
+Groups: the group column's values (the same column in every source), else one group per source (a storage
+of several studies read without ``--study``: each study a source, so a group per study);
 ``--group strategy`` groups by search strategy. A group's runs (of an adaptive search) are its ``run``
 (or ``tuner_seed``) values, else its sources. Each choice is written down for the report
 (:attr:`Prepared.columns`, :attr:`Prepared.notes`); anything ambiguous or wrong is a
@@ -10,6 +11,7 @@ Groups: the group column's values (the same column in every source), else one gr
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +27,8 @@ from syw.curve.readers.journal import is_journal
 from syw.curve.readers.mlflow import is_mlflow_folder
 from syw.curve.rows import per_trial, settle
 from syw.curve.sources import DATABASE_SUFFIXES, Trials, load_trials
-from syw.curve.table import finite_column
+from syw.curve.table import duration_column
+from syw.curve.trials import SeveralStudies
 
 ORDER_COLUMNS = ("number", "trial_number", "trial", "trial_index", "iteration")  # trial order, when numeric
 RUN_COLUMNS = ("run", "run_id", "tuner_seed")
@@ -110,7 +113,7 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
     test = pick_test(frame, trials.source, metric, options["test"], maximize=maximize)
     labels = frame[strategy].map(lambda v: None if is_random(v) else str(v)) if strategy else trials.strategy
     out = pd.DataFrame({"group": frame["_group"], "score": frame[metric],
-                        "seconds": finite_column(frame, seconds, trials.source) * duration_unit(seconds)[0] if seconds else np.nan,
+                        "seconds": duration_column(frame, seconds, trials.source) * duration_unit(seconds)[0] if seconds else np.nan,
                         "order": frame[order].to_numpy(float) if order else np.arange(len(frame), dtype=float),
                         "run": frame[run].astype(str) if run else trials.name,
                         "strategy": labels, "source": trials.name,
@@ -129,15 +132,22 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
     sources = [sources] if isinstance(sources, (str, Trials)) else list(sources)
     options = dict(metric=metric, group=group, duration=duration, direction=given_direction, pick=pick, failed=failed,
                    test=test, floor=floor)
-    loaded = []
+    loaded, whole = [], []
     given = [s for s in sources if isinstance(s, Trials)]  # already read (a DataFrame of the Python API)
     for source, named in _studies_of([s for s in sources if not isinstance(s, Trials)], studies):
-        loaded += [load_trials(source, study=study) for study in named]
+        for study in named:
+            try:
+                loaded.append(load_trials(source, study=study))
+            except SeveralStudies as several:  # a storage of one study per model: each study a group
+                loaded += [load_trials(source, study=name) for name in several.names]
+                whole.append(f"{source}: {len(several.names)} studies ({', '.join(several.names)}) and no --study: "
+                             "each is read, a group named by its study; --study NAME reads one")
     loaded = given + loaded
     parts = [(t, *_standard(t, options)) for t in loaded]
     where = ", ".join(t.source for t in loaded)
     if len({info["maximize"] for _, _, info in parts}) > 1:
-        raise DataError(f"{where}: the sources disagree on whether higher is better; pass --direction")
+        raise DataError(f"{where}: the sources disagree on whether higher is better; pass --direction"
+                        + (" (or name one study with --study)" if whole else ""))
     several = len(parts) > 1
     if several and {info["group"] for _, _, info in parts} != {parts[0][2]["group"]}:
         raise DataError(f"{where}: the sources name their groups in different columns "
@@ -149,6 +159,7 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
         rows["group"] = rows["source"]
     if group == STRATEGY:
         rows["group"] = rows["strategy"].fillna("random")
+    rows["group"] = rows["group"].astype(str).map(printable)  # every output shows the same, escaped, name
     info = parts[0][2]
     groups = [_group(str(name), part, info["duration"] is not None, where) for name, part in rows.groupby("group", sort=True)]
     read_as = pd.concat([i["frame"] for _, _, i in parts], ignore_index=True)  # positions match rows'
@@ -161,13 +172,20 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
                          else _picked(info["group"], group) if info["group"]
                          else "the source" if several else f"none (one curve, named {loaded[0].name})"),
                "test": _picked(info["test"], test) if info["test"] else "none"}
-    notes = [f"{t.name}: {n}" if several else n for t, _, i in parts for n in i["notes"]]
+    notes = whole + [f"{t.name}: {n}" if several else n for t, _, i in parts for n in i["notes"]]
     if info["test"]:
         notes += [f"group {name}: {int(missing.sum())} trial(s) have no test score, so no test curve is drawn for it"
                   for name, missing in rows["test"].isna().groupby(rows["group"]) if missing.any()]
     name = loaded[0].name if not several else "_".join(t.name for t in loaded)[:60]
     return Prepared(groups, where, name, info["metric"], maximize,
                     "group" if group == STRATEGY else info["group"] or "group", columns, notes, by_group)
+
+
+def printable(name: str) -> str:
+    """``name`` with each control character (C0 and C1, DEL, the line and paragraph separators) written as Python
+    writes it in a repr, ``\\x1b``, ``\\n``, ``\\u2028``: an ESC sequence or a newline in a group's name would
+    otherwise reach the terminal and break the report's table. ``--label`` and ``--compare`` name groups this way."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in name)
 
 
 def _studies_of(sources: list[str], studies: list[str] | None) -> list[tuple[str, list[str | None]]]:

@@ -56,6 +56,19 @@ def finished(frame: pd.DataFrame) -> pd.Series:
     return raw.map(lambda s: "ok" if s in OK else "failed" if s in FAILED else s)
 
 
+LARGEST = 1e50  # the comparison's degrees of freedom square variances, so scores to the 4th power: 1e200 stays finite
+
+
+def check_size(values: pd.Series, column: str, source: str, hint: str = "") -> None:
+    """Refuse a finite number too large to compute with (:data:`LARGEST`: 1.7e308 is a float but its square is not, and
+    the curves, their spread and the figure's axes would be infinite), naming the first row that holds one."""
+    big = np.isfinite(values.to_numpy(float)) & (np.abs(values.to_numpy(float)) > LARGEST)
+    if big.any():
+        label = values.index[big][0]
+        raise DataError(f"{source}: {label}: column {column!r} holds {values[label]:g}, too large to compute with (the "
+                        f"curves need numbers of at most {LARGEST:g}){hint}")
+
+
 def _score(raw: pd.Series, column: str, source: str) -> pd.Series:
     """Floats; empty cells and the texts ``nan``/``inf`` as NaN/inf; any other text is an error."""
     values = pd.to_numeric(raw, errors="coerce").astype(float)
@@ -78,13 +91,37 @@ def settle(frame: pd.DataFrame, metric: str, group: str, *, policy: str = "drop"
         raise ValueError(f"--failed must be one of {', '.join(POLICIES)}, got {policy!r}")
     if policy == "floor" and floor is None:
         raise ValueError("--failed floor needs a floor: pass --floor X (chance accuracy, a vocabulary's size for perplexity)")
+    if floor is not None:
+        scores = _score(frame[metric], metric, source)
+        check_floor(scores[(finished(frame) == "ok").to_numpy() & np.isfinite(scores.to_numpy())], floor,
+                    maximize=maximize, metric=metric, source=source)
     kept, notes = _settle(frame, metric, group, policy, maximize, source, floor)
     if floor is not None:
         values, count = apply_floor(kept[metric], floor.value, maximize=maximize)
         kept = kept.assign(**{metric: values})
         if count:
             notes.append(f"{count} trial(s) scored beyond the floor: {floor.describe(maximize)}")
+    # after the floor, which a diverged run's score (a perplexity of 1e60) may count at
+    check_size(kept[metric], metric, source, "" if floor is not None else "; a diverged run? --floor X counts it at X")
     return kept, notes
+
+
+def check_floor(scores: pd.Series, floor: Floor, *, maximize: bool, metric: str, source: str) -> None:
+    """A floor must lie on the scores' scale, as a target must (``syw.curve.prepare.check_targets``): not
+    beyond every finished score (each would count at it: ``--floor 80`` against scores from 50 to 70), and
+    not outside [0, 1] when every score is a fraction there (``--floor 2`` for accuracies)."""
+    if scores.empty:
+        return
+    low, high = float(scores.min()), float(scores.max())
+    every = (floor.value > high) if maximize else (floor.value < low)
+    off_scale = 0.0 <= low and high <= 1.0 and not 0.0 <= floor.value <= 1.0
+    if not every and not off_scale:
+        return
+    where = ("outside [0, 1], where every score lies" if off_scale
+             else f"{'above' if maximize else 'below'} every score, so every trial would count at {floor.value:g}")
+    name = f"--floor {floor.value:g}" if floor.rule == "--floor" else f"the floor {floor.value:g} ({floor.rule})"
+    raise DataError(f"{source}: {name} lies {where} (scores from {low:g} to {high:g} in column {metric!r}): give the "
+                    "floor on the scores' scale")
 
 
 def _settle(frame: pd.DataFrame, metric: str, group: str, policy: str, maximize: bool, source: str,

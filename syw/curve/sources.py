@@ -99,7 +99,7 @@ def _read_optuna(loc: Location) -> Trials:
     if "studies" not in loc.tables():
         raise DataError(f"{loc.path}: an SQLite file that is neither an Optuna storage (no 'studies' table) nor an MLflow "
                         f"tracking database (no {', '.join(sorted(TABLES - loc.tables()))} table); export the trials as CSV")
-    return read_optuna(f"sqlite:///{loc.path}", loc.study)
+    return read_optuna(f"sqlite:///{loc.path}", loc.study, source=str(loc.path))
 
 
 def _read_table(loc: Location) -> Trials:
@@ -135,12 +135,13 @@ SOURCES: tuple[SourceKind, ...] = (
                lambda loc: loc.folder and bool(wandb_runs(loc.path)), lambda loc: read_wandb(loc.path), extra="wandb"),
     SourceKind("tensorboard", "TensorBoard event files with the HParams plugin's records (events.out.tfevents.*)",
                lambda loc: loc.folder and _events(loc.path), lambda loc: read_tensorboard(loc.path), extra="tensorboard"),
-    SourceKind("optuna-journal", "an Optuna journal file (JournalStorage, or journal:///path)",
+    SourceKind("optuna-journal", "an Optuna journal file (JournalStorage, or journal:///path); several studies: each "
+               "is a group, --study NAME reads one",
                lambda loc: loc.text.startswith("journal:///") or (not loc.url and not loc.database_file
                                                                   and loc.path.is_file() and is_journal(loc.path)),
                lambda loc: read_journal(loc.path, loc.study)),
-    SourceKind("optuna", "an Optuna study in its storage: a URL (sqlite:///study.db) or the SQLite file, --study NAME "
-               "when it holds several; columns value, params.*, user_attrs.*, duration_seconds",
+    SourceKind("optuna", "an Optuna study in its storage: a URL (sqlite:///study.db) or the SQLite file; several "
+               "studies: each is a group, --study NAME reads one; columns value, params.*, user_attrs.*, duration_seconds",
                lambda loc: loc.url or loc.database_file, _read_optuna, extra="optuna"),
     SourceKind("table", "a .csv, .tsv or .jsonl file, one trial a row (JSONL: nested keys become a.b columns), e.g. "
                "this suite's records, allentune's results.jsonl, the authors' camera-ready TSVs, Optuna's "

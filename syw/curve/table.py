@@ -13,7 +13,7 @@ from syw.analysis.group import Group
 from syw.core.errors import DataError
 from syw.core.manifest import manifest_of, require_verified
 from syw.core.records import iter_records
-from syw.curve.rows import finished
+from syw.curve.rows import check_size, finished
 
 DELIMITERS = ",\t;|"
 
@@ -36,6 +36,18 @@ def sniff(path: Path, default: str) -> tuple[str, str]:
     return found, decimal
 
 
+def _check_header(path: Path, sep: str) -> None:
+    """Refuse a header naming two columns alike: pandas would rename the second (``accuracy.1``) and a score picked
+    by name would silently be the first."""
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        header = next(csv.reader(handle, delimiter=sep), [])
+    seen: dict[str, int] = {}
+    for position, name in enumerate((n.strip() for n in header), start=1):
+        if name and name in seen:  # unnamed columns (trailing separators) are pandas' "Unnamed: k", each its own
+            raise DataError(f"{path}: line 1: columns {seen[name]} and {position} are both named {name!r}; rename one")
+        seen[name] = position
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """Every row of a records file, by extension: .csv, .tsv, .tab (the delimiter sniffed:
     ``,``, tab, ``;`` or ``|``) or .jsonl/.json (nested fields become ``a.b`` columns).
@@ -52,6 +64,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if suffix in (".csv", ".tsv", ".tab"):
         try:  # blank lines kept (as empty rows, dropped below) so that row i is line i + 2
             sep, decimal = sniff(path, "," if suffix == ".csv" else "\t")
+            _check_header(path, sep)
             frame = pd.read_csv(path, sep=sep, decimal=decimal, skip_blank_lines=False)
         except pd.errors.EmptyDataError as err:
             raise DataError(f"{path}: the file is empty, not even a header line") from err
@@ -86,8 +99,8 @@ def read_records(path: str | Path) -> pd.DataFrame:
 
 
 def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
-    """``frame[column]`` as finite floats, or a DataError naming ``source``, the column and the first bad
-    row (by its index label, e.g. ``"line 3"``)."""
+    """``frame[column]`` as finite floats (none too large to compute with: ``syw.curve.rows.check_size``), or a
+    DataError naming ``source``, the column and the first bad row (by its index label, e.g. ``"line 3"``)."""
     raw = frame[column]
     values = pd.to_numeric(raw, errors="coerce").astype(float)
     bad = ~np.isfinite(values.to_numpy())
@@ -97,6 +110,18 @@ def finite_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
         what = "is empty or NaN" if pd.isna(value) else f"holds {value!r}, not a finite number"
         more = f" ({bad.sum()} such rows: {', '.join(map(str, where[:5]))}{', ...' if bad.sum() > 5 else ''})" if bad.sum() > 1 else ""
         raise DataError(f"{source}: {where[0]}: column {column!r} {what}{more}")
+    check_size(values, column, source)
+    return values
+
+
+def duration_column(frame: pd.DataFrame, column: str, source: str) -> pd.Series:
+    """:func:`finite_column` for training times, which are never negative: a negative one is a
+    DataError naming the row (a clock difference taken the wrong way round, say)."""
+    values = finite_column(frame, column, source)
+    negative = values < 0
+    if negative.any():
+        label = values.index[negative.to_numpy()][0]
+        raise DataError(f"{source}: {label}: column {column!r} holds {values[label]:g}, a negative training time")
     return values
 
 
@@ -119,7 +144,7 @@ def split_groups(
         raise DataError(f"{source}: {frame.index[missing][0]}: column {group!r} is empty ({missing.sum()} such rows)")
     frame = frame.assign(**{metric: finite_column(frame, metric, source)})
     if duration:
-        frame = frame.assign(**{duration: finite_column(frame, duration, source)})
+        frame = frame.assign(**{duration: duration_column(frame, duration, source)})
     return {name: (part[metric].to_numpy(dtype=float), part[duration].to_numpy(dtype=float) if duration else None)
             for name, part in frame.groupby(group, sort=True)}
 

@@ -12,20 +12,19 @@ and exit status 2; nothing is written then.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from syw.core.entry import naming, positive_int, run_main, write_output
+from syw.core.entry import Parser, naming, positive_int, run_main, write_output
 from syw.curve.columns import pick_group, pick_metric
 from syw.curve.table import curve_table, read_records
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="syw table",
         description="Expected maximum validation performance (Dodge et al. 2019, Eq. 8) per group of trial records. "
                     "For a figure, a report, Ray Tune folders and Optuna studies: syw curve --help.",

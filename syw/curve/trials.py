@@ -25,6 +25,15 @@ class Trials:
     strategy: str | None = None  # the adaptive search that chose the trials (analysis.adaptive); None: random
 
 
+class SeveralStudies(DataError):
+    """A storage (Optuna's, or its journal) holding several studies, read without ``--study``: ``names`` says
+    which, for ``syw.curve.prepare`` to read each (one group per study)."""
+
+    def __init__(self, source: str, names: list[str]) -> None:
+        super().__init__(f"{source}: {len(names)} studies ({', '.join(names)}); name one with --study")
+        self.names = names
+
+
 def step_rows(runs: list[dict], source: str, name: str, **kwargs) -> Trials:
     """One row per logged step of each run, for :func:`syw.curve.sources.per_trial` to reduce to one a trial
     (its best or last score). ``runs``, in the order the runs started, hold ``trial`` (the run's name),

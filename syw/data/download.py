@@ -9,14 +9,13 @@ checksum (and a corpus's tokens counted). Readers call :func:`ensure_sst` or
 """
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from syw.core.entry import naming, run_main
+from syw.core.entry import Parser, naming, run_main
 from syw.core.errors import DataError, DataMissingError
 from syw.data import lm
 from syw.data.fetch import CHUNK, fetch, file_digest, promote
@@ -104,9 +103,11 @@ Figures 1 and 2) or the language-model corpora of case study 5, ptb (Penn Treeba
 
 def main(argv: list[str] | None = None) -> int:
     """``syw download DATASET --data-dir DIR``; bad input raises (:func:`syw.core.entry.run_main`)."""
-    parser = argparse.ArgumentParser(prog="syw download", description=DESCRIPTION)
-    parser.add_argument("dataset", choices=["sst", *lm.CORPORA])
-    parser.add_argument("--data-dir", type=Path, required=True)
+    parser = Parser(prog="syw download", description=DESCRIPTION)
+    parser.add_argument("dataset", choices=["sst", *lm.CORPORA], help="the data set: sst, ptb or wikitext-2")
+    parser.add_argument("--data-dir", type=Path, required=True,
+                        help="the folder the data set goes to, in a folder of its own name (the suite reads "
+                             "$SYW_DATA_DIR)")
     args = parser.parse_args(argv)
     with naming(args.data_dir):  # e.g. a full disk while copying names no file
         for line in check(args.data_dir, args.dataset):

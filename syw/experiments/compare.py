@@ -10,7 +10,6 @@ family overtakes another in each run, and each run's wall time and hardware.
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 from datetime import datetime
@@ -20,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis import expected_max, overtakes_from
-from syw.core.entry import run_main, write_output
+from syw.core.entry import Parser, run_main, write_output
 from syw.core.errors import DataError
 from syw.core.records import iter_records
 
@@ -138,7 +137,7 @@ gap, where one family overtakes another in each run, and each run's wall time an
 is printed, or written to --out."""  # what --help says, in plain text
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw compare", description=DESCRIPTION)
+    parser = Parser(prog="syw compare", description=DESCRIPTION)
     parser.add_argument("first", type=Path, help="a study folder of records, e.g. results/sst5")
     parser.add_argument("second", type=Path, help="another run of the same study")
     parser.add_argument("--names", nargs=2, default=("first", "second"), help="what to call the two runs")

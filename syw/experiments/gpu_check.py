@@ -21,7 +21,6 @@ one line and checks on the CPU. Writes a JSON report; exit status 1 when a famil
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import importlib
 import json
@@ -42,7 +41,7 @@ import yaml
 from torch import nn
 
 from syw.core.context import TrialContext
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.core.paths import CONF_DIR
 from syw.core.settings import resolve
 from syw.experiments.cost import REPORTS_DIR
@@ -291,7 +290,7 @@ def row(stem: str, entry: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="the JSON report (default: benchmarks/gpu_reports/[deterministic/]<device name>.json)")
     parser.add_argument("--families", nargs="+", metavar="STEM", help="family file stems (default: every file)")
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda", help="cuda falls back to cpu without a GPU")

@@ -11,13 +11,12 @@ which switches deterministic algorithms on and sets ``CUBLAS_WORKSPACE_CONFIG=:4
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
 from pathlib import Path
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.experiments.cost import REPORTS_DIR
 
 REPORTS = REPORTS_DIR
@@ -77,7 +76,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write benchmarks/gpu_reports/README.md")
     text = render()
     if parser.parse_args(argv).write:

@@ -8,7 +8,6 @@ data folder.
 """
 from __future__ import annotations
 
-import argparse
 import errno
 import importlib.metadata
 import os
@@ -18,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from syw.core.entry import run_main, write_output
+from syw.core.entry import Parser, run_main, write_output
 from syw.core.errors import ConfigError, DataError
 from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.records import check_complete, iter_records
@@ -181,9 +180,12 @@ and the data files its trials read (looked up in --data-dir)."""  # what --help 
 
 def main(argv: list[str] | None = None) -> int:
     """Write the study folder's PROVENANCE.md (bad input raises; :func:`syw.core.entry.run_main` makes it one line)."""
-    parser = argparse.ArgumentParser(prog="syw provenance", description=DESCRIPTION)
-    parser.add_argument("study_dir", type=Path)
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None)
+    parser = Parser(prog="syw provenance", description=DESCRIPTION)
+    parser.add_argument("study_dir", type=Path, help="the study's folder of records (results/<study>/); "
+                        "PROVENANCE.md is written there")
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ["SYW_DATA_DIR"]) if os.environ.get("SYW_DATA_DIR") else None,
+                        help="where the data files the trials read are, to list them with their md5 "
+                             "(default: $SYW_DATA_DIR)")
     parser.add_argument("--allow-unverified", action="store_true", help=OVERRIDE_HELP)
     args = parser.parse_args(argv)
     path = args.study_dir / "PROVENANCE.md"

@@ -17,7 +17,6 @@ value, which checks that the checkpoint is the trial's.
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import pickle
@@ -30,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.core.records import check_complete, iter_records, latest_per_trial
 from syw.core.settings import resolve
 from syw.core.units import human_duration
@@ -180,12 +179,14 @@ questions and on the subset the trial was selected on (which must reproduce the 
 
 def main(argv: list[str] | None = None) -> int:
     """Rescore and print (bad input raises; :func:`syw.core.entry.run_main` makes it one line)."""
-    parser = argparse.ArgumentParser(prog="syw rescore", description=DESCRIPTION)
-    parser.add_argument("study_dir", type=Path)
+    parser = Parser(prog="syw rescore", description=DESCRIPTION)
+    parser.add_argument("study_dir", type=Path, help="the study's folder of records (results/<study>/)")
     parser.add_argument("--trial", type=int, help="the trial to score (default: the best ok one)")
     parser.add_argument("--family", help="the records file's family (default: the folder's only one)")
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR", ".data")))
-    parser.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("SYW_CACHE_DIR", ".cache")))
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR", ".data")),
+                        help="where squad/ is (default: $SYW_DATA_DIR, else .data)")
+    parser.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("SYW_CACHE_DIR", ".cache")),
+                        help="where the trial's embeddings and checkpoints are cached (default: $SYW_CACHE_DIR, else .cache)")
     args = parser.parse_args(argv)
     check_complete(args.study_dir)  # the best trial is the best of every record: one that does not parse stops it
     result = rescore(args.study_dir, args.data_dir, args.cache_dir, args.trial, args.family, verbose=True)

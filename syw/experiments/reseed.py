@@ -142,6 +142,12 @@ DESCRIPTION = """\
 Rerun a family's K best assignments with M new training seeds each (Melis et al. 2018, section 7.2), to
 see how much of the gap between families a seed alone makes. The reruns' records go to
 results/<study>/reseed/, and the same command resumes; syw seeds reports their spread."""  # what --help says
+OVERRIDES = """  study=NAME|PATH.yaml       the study whose records are ranked (default sst5)
+  family=F                   rerun only this family's best assignments
+  reseed.best=K              how many of the family's best assignments to rerun (default 1)
+  reseed.seeds=M             new training seeds per assignment (default 5)
+  dry_run=true               print the reruns to run; train nothing
+  paths.results_dir=DIR      where the records are read and the reruns go (default: results/ here)"""  # the main ones
 
 
 def main() -> None:

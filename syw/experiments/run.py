@@ -230,7 +230,16 @@ and any existing records, then train every trial without a record and append one
 trial to results/<study>/<family>.jsonl, so the same command resumes a stopped run. dry_run=true checks
 and prints the assignments and trains nothing. A study is one of conf/study by NAME, or a file of yours by
 its PATH (its family files beside it); a training function of yours is imported from the current folder or
-PYTHONPATH (docs/own_model.md)."""  # what --help says before Hydra's overrides
+PYTHONPATH (docs/own_model.md)."""  # what --help says
+OVERRIDES = """  study=NAME|PATH.yaml       the study: conf/study/NAME.yaml, or a file of yours (default sst5)
+  family=F                   run only this family of the study (its short name, e.g. cnn)
+  trials=N                   trials per family (default: the study's, else 50)
+  seed=S                     the study's seed: trial i of family f draws from (S, f, i) (default 0)
+  only=[3,7]                 run only these trials now; the rest stay for a later run
+  retry_failed=true          also rerun the trials whose latest record failed
+  dry_run=true               check, print the assignments and what they would cost; train nothing
+  paths.results_dir=DIR      where the records go (default: results/ here)
+  resources.gpus_per_trial=G GPUs per trial, fractions allowed (default auto)"""  # the main ones; conf/config.yaml has all
 
 
 def main() -> None:

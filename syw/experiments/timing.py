@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from syw.core.entry import positive_int
+from syw.core.entry import Parser, positive_int
 from syw.core.paths import REPO
 from syw.core.settings import resolve
 from syw.core.units import count
@@ -31,7 +31,7 @@ def data_dir() -> Path:
 def family_parser(doc: str, study: str, family: str, trials: int) -> argparse.ArgumentParser:
     """The options of a benchmark of one family of a study (``--study``, ``--family``, ``--trials``),
     described by the first line of the script's ``doc``; the script adds its own."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser = Parser(description=doc.splitlines()[0])
     parser.add_argument("--study", default=study)
     parser.add_argument("--family", default=family)
     parser.add_argument("--trials", type=positive_int, default=trials)
@@ -82,7 +82,7 @@ def study_timing(description: str, study: str, trials: int, batches: int, batche
     too when the benchmark can time a GPU; ``options`` adds the script's own), set torch as a trial would on
     that device (one thread), and measure and print the matrix-product rate; the data folder is
     ``$SYW_DATA_DIR`` or ``.data``."""
-    parser = argparse.ArgumentParser(description=description)
+    parser = Parser(description=description)
     parser.add_argument("--study", default=study)
     parser.add_argument("--family", nargs="*", help="short names of the study's families (default: all)")
     parser.add_argument("--trials", type=positive_int, default=trials, help="assignments per family (the study seed's first)")

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.core.manifest import SUFFIX, Check, check, check_folder
 
 DESCRIPTION = """\
@@ -38,7 +38,7 @@ def checks_of(target: Path) -> list[Check]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw verify", description=DESCRIPTION, epilog=EPILOG,
+    parser = Parser(prog="syw verify", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folders", nargs="+", type=Path, metavar="FOLDER",
                         help="a study's records folder, e.g. results/sst5 (or results/, or one records file)")

@@ -17,7 +17,7 @@ import textwrap
 from dataclasses import replace
 from pathlib import Path
 
-from syw.core.entry import naming, run_main
+from syw.core.entry import Parser, naming, run_main
 from syw.core.errors import DataError, DataMissingError
 from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO
@@ -106,7 +106,7 @@ def _figure_number(text: str) -> str:
 
 def parser(what: str) -> argparse.ArgumentParser:
     """The options of ``syw <what>`` (``fig``, ``budgets``, ...), each saying what it is for."""
-    p = argparse.ArgumentParser(prog=f"syw {what}", description=WORDS[what])
+    p = Parser(prog=f"syw {what}", description=WORDS[what])
     p.set_defaults(study=None, family=None, check=False, source="ours", variant=None, out=OUT, run_missing=False)
     if what == "fig":
         p.add_argument("figure", type=_figure_number, metavar="N", help="the figure: 1, 2, 3, 4 or 5")
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["fig"] and len(argv) > 1 and argv[1] in WORDS:
         argv = argv[1:]  # syw fig budgets is syw budgets
     if not argv or argv[0] not in WORDS:
-        top = argparse.ArgumentParser(prog="python -m syw.figures", description="The paper's figures, budget tables, "
+        top = Parser(prog="python -m syw.figures", description="The paper's figures, budget tables, "
                                       "reporting checklist and READMEs' numbers, from trial records.")
         top.add_argument("what", choices=list(WORDS), help="; ".join(f"{w}: {d}" for w, d in WORDS.items()))
         top.parse_args(argv[:1])  # no word, or an unknown one: argparse's usage and error line, exit status 2

@@ -62,8 +62,8 @@ def budget_rows(spec: FigureSpec, groups: list[Group], source: str) -> pd.DataFr
     return frame
 
 
-INTERVAL_RULE = ("95% interval: `syw.analysis.inference.budget_interval`, \"cannot be located\" where N trials cannot "
-                 "bound it (past the limit floor(N ln 2 / ln 40) of docs/syw.md)")
+INTERVAL_RULE = ("95% interval: `syw.analysis.inference.budget_interval`, \"to beyond L, the limit budget\" where N trials "
+                 "cannot bound it (past the limit L = floor(N ln 2 / ln 40) of docs/syw.md they locate nothing)")
 
 
 def ahead_throughout(groups: list[Group]) -> str:

@@ -9,12 +9,11 @@ validation score so far is within ``tolerance`` of the best of the whole curve.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO
 from syw.core.records import iter_records
@@ -129,10 +128,13 @@ the rule that sets a study's number of epochs. Writes learning_curve.md and lear
 study's folder of records."""  # what --help says, in plain text
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw learning-curve", description=DESCRIPTION)
-    parser.add_argument("--study", required=True)
-    parser.add_argument("--tolerance", type=float, default=0.01)
-    parser.add_argument("--results", type=Path, default=REPO / "results")
+    parser = Parser(prog="syw learning-curve", description=DESCRIPTION)
+    parser.add_argument("--study", required=True, help="the study whose records keep every epoch's metrics")
+    parser.add_argument("--tolerance", type=float, default=0.01,
+                        help="a curve has flattened at the first epoch whose best score so far is within this of the "
+                             "whole curve's best (default 0.01)")
+    parser.add_argument("--results", type=Path, default=REPO / "results",
+                        help="the folder of trial records (default: results/)")
     parser.add_argument("--allow-unverified", action="store_true", help=OVERRIDE_HELP)
     args = parser.parse_args(argv)
     require_verified(args.results / args.study, allow=args.allow_unverified)  # an edited record stops it

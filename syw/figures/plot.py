@@ -132,12 +132,7 @@ def short_title(title: str, out_stem: Path) -> str:
 
 def interval_words(scores: np.ndarray, target: float, maximize: bool = True) -> str:
     """The 95% interval of the trials needed to reach ``target`` (``syw.analysis.inference.budget_interval``), in words."""
-    found = budget_interval(scores, target, maximize=maximize)
-    if found.low > found.limit:  # not reached by the limit, at 95%: how far beyond, N trials cannot say
-        return f"beyond {found.limit}: cannot be located with {scores.size} trials"
-    if found.high is None:
-        return f"{found.low} to beyond {found.limit}: cannot be located with {scores.size} trials"
-    return f"{found.low}-{found.high}"
+    return budget_interval(scores, target, maximize=maximize).words(scores.size)
 
 
 def write_caption(spec: FigureSpec, groups: list[Group], title: str, out_stem: Path) -> Path:

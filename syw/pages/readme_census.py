@@ -5,12 +5,11 @@ One row per kind: markers, pages that use it, and the largest number of markers 
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.core.paths import REPO
 from syw.pages.study_readme import markers, parse, readmes, shown
 
@@ -32,7 +31,7 @@ def census(pages: list[Path]) -> tuple[Counter, dict[str, set[str]], Counter]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(prog="python -m syw.pages.readme_census", description=__doc__.split("\n\n")[0]).parse_args(argv)
+    Parser(prog="python -m syw.pages.readme_census", description=__doc__.split("\n\n")[0]).parse_args(argv)
     pages = readmes(REPO / "results", None)
     kinds, where, lines = census(pages)
     print(f"{sum(kinds.values())} markers of {len(kinds)} kinds in {len({p for s in where.values() for p in s})} pages")

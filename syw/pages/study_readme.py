@@ -27,14 +27,13 @@ line naming the README and line, exit status 2.
 """
 from __future__ import annotations
 
-import argparse
 import re
 import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.core.paths import REPO
 from syw.core.records import check_complete
 from syw.pages.readme_data import FactError, NeedsData
@@ -215,7 +214,7 @@ def run(results: Path, study: str | None, check: bool, root: Path = REPO) -> int
 
 def main(argv: list[str] | None = None) -> int:
     """``syw readme [--study S] [--check] [--results DIR]``."""
-    p = argparse.ArgumentParser(prog="syw readme", description="Rewrite the numbers marked in the READMEs (README.md, "
+    p = Parser(prog="syw readme", description="Rewrite the numbers marked in the READMEs (README.md, "
                                 "docs/ and results/<study>/README.md) from the records; with --check, write nothing and "
                                 "exit 1 when one of them differs.")
     p.add_argument("--study", help="only results/<study>/README.md")

@@ -11,7 +11,6 @@ CPU-sized stand-in, ``reduced`` in its config) or a missing one cannot test a cl
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from functools import cache
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 from syw.analysis.compare import sentence
 from syw.analysis.group import Group
 from syw.analysis.inference import compare
-from syw.core.entry import check_writable, run_main, write_output
+from syw.core.entry import Parser, check_writable, run_main, write_output
 from syw.core.errors import DataError, DataMissingError
 from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO, in_checkout
@@ -172,7 +171,7 @@ quantitative claim of the paper's case studies (Dodge et al. 2019, sections 4.1-
 (Melis et al. 2018), with the rule behind each verdict."""  # what --help says, in plain text
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw verdicts", description=DESCRIPTION)
+    parser = Parser(prog="syw verdicts", description=DESCRIPTION)
     parser.add_argument("--results", type=Path, default=REPO / "results", help="folder of our trial records")
     parser.add_argument("--out", type=Path, help="the Markdown file to write (default: the checkout's docs/verdicts.md)")
     parser.add_argument("--allow-unverified", action="store_true", help=OVERRIDE_HELP)

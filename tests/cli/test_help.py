@@ -33,7 +33,7 @@ def help_text(name: str, capsys) -> str:
 
 
 def description(text: str) -> str:
-    """The paragraph(s) between the usage block and the first list of arguments (or Hydra's help)."""
+    """The paragraph(s) between the usage block and the first list of arguments (or of overrides)."""
     blocks = text.split("\n\n")
     end = next(k for k, b in enumerate(blocks) if b.startswith(("positional arguments:", "options:", "The overrides")))
     return " ".join(blocks[1:end])
@@ -50,7 +50,7 @@ def test_every_subcommand_help_is_its_own_usage_and_plain_complete_sentences(nam
 
 def test_reseed_says_what_reseeding_does_before_its_overrides(capsys):
     text = help_text("reseed", capsys)
-    assert text.index("new training seeds") < text.index("powered by Hydra")
+    assert text.index("new training seeds") < text.index("The overrides") < text.index("  reseed.seeds=M")
 
 
 def test_a_wrong_figure_number_lists_the_figures(capsys):
@@ -93,3 +93,85 @@ def test_verdicts_outside_a_checkout_writes_nowhere_it_was_not_told(tmp_path, mo
     assert run_main(verdicts.main, ["--results", str(tmp_path / "results")]) == 2
     assert "pass --out PATH" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+# --- issue 75, item 11: syw's own help and version, a short help of the Hydra commands, help on every option ---
+def test_syw_help_is_plain_text(capsys):
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: syw <command> [arguments]") and not MARKUP.search(text), text[:300]
+    assert "syw --version" in text and all(f"\n  {name} " in text for name in COMMANDS)
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_syw_version_is_the_packages(flag, capsys):
+    import tomllib
+
+    wanted = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert main([flag]) == 0
+    assert capsys.readouterr().out == f"syw {wanted}\n"
+
+
+def test_the_version_falls_back_to_pyproject_when_not_installed(monkeypatch):
+    import importlib.metadata
+
+    import syw.cli
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert syw.cli.version() == re.search(r'^version = "(.+)"$', (REPO / "pyproject.toml").read_text(), re.M).group(1)
+
+
+@pytest.mark.parametrize("name, overrides", [
+    ("run", ["study=", "family=", "trials=", "paths.results_dir=", "dry_run="]),
+    ("reseed", ["study=", "family=", "reseed.best=", "reseed.seeds=", "paths.results_dir=", "dry_run="]),
+])
+def test_a_hydra_commands_help_is_its_own_and_short(name, overrides, capsys):
+    text = help_text(name, capsys)
+    assert "powered by Hydra" not in text and "== Config ==" not in text and "Compose your configuration" not in text
+    assert len(text.splitlines()) <= 30, text
+    assert all(o in text for o in overrides) and "docs/running.md" in text
+
+
+def _parsers(name: str, monkeypatch) -> list:
+    """The argparse parsers ``syw <name>`` builds (its subparsers too), caught where it parses."""
+    import argparse
+
+    from syw.core.entry import Parser
+
+    caught = []
+
+    class Caught(Exception):
+        pass
+
+    def parse(self, *args, **kwargs):
+        caught.append(self)
+        raise Caught
+
+    monkeypatch.setattr(Parser, "parse_args", parse)
+    with pytest.raises(Caught):
+        main([name, "x"] if name != "fig" else [name, "1"])
+    out, todo = [], list(caught)
+    while todo:
+        parser = todo.pop()
+        out.append(parser)
+        todo += [sub for a in parser._actions if isinstance(a, argparse._SubParsersAction) for sub in a.choices.values()]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(n for n, c in COMMANDS.items() if not c.hydra))
+def test_every_option_says_what_it_is_for(name, monkeypatch):
+    import argparse
+
+    bare = [f"{p.prog} {'/'.join(a.option_strings) or a.dest}" for p in _parsers(name, monkeypatch) for a in p._actions
+            if not a.help and not isinstance(a, (argparse._HelpAction, argparse._SubParsersAction))]
+    assert bare == []
+
+
+def test_report_says_what_study_names_with_and_without_trials(capsys):
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "with TRIALS, an Optuna study" in text and "without TRIALS, the suite's study" in text

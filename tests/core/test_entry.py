@@ -215,7 +215,7 @@ def test_syw_fig_with_an_unknown_figure_lists_the_figures(word, capsys):
 
 
 def test_python_m_of_a_command_module_goes_through_run_main(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "syw.analysis", str(tmp_path / "nope.csv")], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "syw.curve.table_command", str(tmp_path / "nope.csv")], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == f"error: {tmp_path / 'nope.csv'}: no such records file"

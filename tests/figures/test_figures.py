@@ -245,8 +245,9 @@ def test_report_fills_every_checklist_item_from_records(tmp_path):
     budgets = text.split("## Budget to reach each target (95% interval)")[1]
     cnn = [json.loads(l)["value"] for l in (results / "sst5" / "cnn.jsonl").read_text().splitlines()]
     found = budget_interval(cnn, 0.395)
-    words = (f"{found.low}-{found.high}" if found.high else f"{found.low} to beyond {found.limit}: cannot be located with 12 trials"
-             if found.low <= found.limit else f"beyond {found.limit}: cannot be located with 12 trials")  # not reached by the limit
+    words = found.words(12)
+    assert words == f"{found.low}-{found.high}" if found.high else words.endswith(
+        f"beyond {found.limit}, the limit budget: beyond it nothing can be located with 12 trials")
     reached = oracle.first_reaching(cnn, 0.395, len(cnn))
     assert f"| CNN | 0.395 | {reached or 'not reached'} | " in budgets and budgets.rstrip().endswith(f"| {words} |")
 

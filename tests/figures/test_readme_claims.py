@@ -40,7 +40,8 @@ def test_the_interval_fact_is_budget_interval_on_the_floored_values():
     scores = [json.loads(line)["value"] for line in (RESULTS / "sst5" / "cnn.jsonl").read_text().splitlines() if line.strip()]
     found = budget_interval(scores, 0.395)  # SST-5 accuracies all lie above the floor, 0.2
     assert fact("interval", study="sst5", family="cnn", target=0.395) == f"{found.low}-{found.high}"
-    assert fact("interval", study="sst5_as_run", family="cnn", target=0.395).endswith(": cannot be located with 50 trials")
+    assert fact("interval", study="sst5_as_run", family="cnn", target=0.395).endswith(
+        ", the limit budget: beyond it nothing can be located with 50 trials")
 
 
 @pytest.mark.realdata

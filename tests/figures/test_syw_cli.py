@@ -211,7 +211,8 @@ def test_a_real_optuna_study(tmp_path, capsys):
     assert (table.seconds > 0).all()
     optuna_study(storage, "down", "minimize", [0.1, 0.4, 0.7, 0.2, 0.9])
     assert run_main(main, ["curve", storage, "--out", str(tmp_path / "o")]) == 2
-    assert "2 studies (down, up); name one with --study" in capsys.readouterr().err
+    assert ("the sources disagree on whether higher is better; pass --direction (or name one study with --study)"
+            in capsys.readouterr().err)  # both studies read (one group each), but one maximizes and one minimizes
     table, report = run(tmp_path, storage, "--study", "down")
     assert table.unbiased.iloc[-1] == pytest.approx(0.1) and "lower is better" in report  # the study's direction
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from syw.core.errors import DataError, DataMissingError
+from tests.support.bad_input_cases_curve import CURVE_CASES
 from tests.support.bad_input_support import (
     Case,
     Content,
@@ -374,6 +375,7 @@ CASES: list[Case] = [
          lambda t: cli("curve", f"sqlite:///{t}/s.db"),
          2, r"^error: sqlite:///{t}/s\.db: not an Optuna storage \(no 'studies' table\) nor an MLflow tracking database "
             r"\(no experiments, metrics, params, tags table\); export the trials as CSV$"),
+    *CURVE_CASES,  # issue 75: tests/support/bad_input_cases_curve.py
     # --- ELMo sources and the biLM pretraining text (syw.models.elmo.sources, .checksum, data.bilm_corpus, syw pretrain-bilm) ---
     Case("elmo-bilm-folder-missing", {}, lambda t: call("syw.models.elmo.sources:resolve_elmo", "bilm/none", t / "d", t / "c"),
          DataMissingError, r"^biLM file {t}/c/bilm/none/options\.json not found: train it with `"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from syw.core.errors import DataError
+from syw.core.records import unreadable
 from syw.curve.trials import Trials, read_yaml
 
 
@@ -47,8 +48,8 @@ def _score(path: Path) -> dict:
     text = path.read_text(errors="replace")
     try:
         loaded = json.loads(text) if path.suffix.lower() == ".json" else read_yaml(path)
-    except ValueError as err:
-        raise DataError(f"{path}: not JSON ({err})") from None
+    except (ValueError, RecursionError) as err:
+        raise DataError(f"{path}: not JSON ({unreadable(err) or err})") from None
     if isinstance(loaded, (int, float)) and not isinstance(loaded, bool):
         return {"value": float(loaded)}
     if not isinstance(loaded, dict):

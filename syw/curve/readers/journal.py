@@ -14,8 +14,9 @@ import pandas as pd
 
 from syw.analysis.adaptive import optuna_strategy
 from syw.core.errors import DataError
+from syw.core.records import unreadable
 from syw.curve.rows import finished
-from syw.curve.trials import Trials
+from syw.curve.trials import SeveralStudies, Trials
 
 CREATE_STUDY, DELETE_STUDY, STUDY_USER_ATTR, STUDY_SYSTEM_ATTR = 0, 1, 2, 3
 CREATE_TRIAL, TRIAL_PARAM, TRIAL_STATE, TRIAL_INTERMEDIATE, TRIAL_USER_ATTR, TRIAL_SYSTEM_ATTR = 4, 5, 6, 7, 8, 9
@@ -28,7 +29,7 @@ def is_journal(path: Path) -> bool:
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:
             first = json.loads(handle.readline())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(first, dict) and "op_code" in first
 
@@ -38,8 +39,8 @@ def _param(value, distribution: str, where: str):
     try:
         spec = json.loads(distribution)
         kind, attributes = spec["name"], spec.get("attributes", {})
-    except (ValueError, TypeError, KeyError):
-        raise DataError(f"{where}: the distribution {distribution!r} is not Optuna's JSON") from None
+    except (ValueError, TypeError, KeyError, RecursionError):
+        raise DataError(f"{where}: the distribution {distribution[:60]!r} is not Optuna's JSON") from None
     if kind.startswith("Categorical"):
         choices = attributes.get("choices", [])
         if not isinstance(value, (int, float)) or not 0 <= int(value) < len(choices):
@@ -60,10 +61,11 @@ def _operations(path: Path) -> list[tuple[int, dict]]:
             continue
         try:
             op = json.loads(line)
-        except ValueError:
-            if number == len(lines):  # a torn last line: a writer killed mid-write, as Optuna skips it
+        except (ValueError, RecursionError) as err:
+            why = unreadable(err)
+            if number == len(lines) and not why:  # a torn last line: a writer killed mid-write, as Optuna skips it
                 continue
-            raise DataError(f"{path}: line {number}: not a JSON journal operation") from None
+            raise DataError(f"{path}: line {number}: not a JSON journal operation" + (f" ({why})" if why else "")) from None
         if not isinstance(op, dict) or not isinstance(op.get("op_code"), int):
             raise DataError(f"{path}: line {number}: a journal operation is a JSON object with an integer op_code")
         out.append((number, op))
@@ -104,8 +106,10 @@ def read_journal(path: Path, study: str | None = None) -> Trials:
         except (KeyError, IndexError, TypeError, AttributeError) as err:
             raise DataError(f"{where}: operation {code} lacks or mistypes a field ({type(err).__name__}: {err})") from None
     named = {s[0]: (sid, s[1]) for sid, s in studies.items() if s is not None}
-    if study is None and len(named) != 1:
-        raise DataError(f"{path}: {len(named)} studies ({', '.join(sorted(named)) or 'none'}); name one with --study")
+    if study is None and len(named) > 1:
+        raise SeveralStudies(str(path), sorted(named))
+    if not named:
+        raise DataError(f"{path}: no study in the journal (0 studies)")
     name = study or next(iter(named))
     if name not in named:
         raise DataError(f"{path}: no study named {name!r} (studies: {', '.join(sorted(named)) or 'none'})")

@@ -3,7 +3,8 @@
 ``params``, ``metrics`` and ``tags`` tables).
 
 A run is a trial: its params as ``params.*`` columns, one row per logged step with every metric logged at
-that step (reduced by ``per_trial``, ``--pick best|last``), ``duration_seconds`` from its start and end
+that step (reduced by ``per_trial``, ``--pick best|last``); a metric a run logs once while it logs others at
+several steps (``mlflow.log_metric("train_time_s", t)``) is the run's, on each of its rows; ``duration_seconds`` from its start and end
 times, its status (``FINISHED`` counts; ``FAILED``, ``KILLED`` failed; ``RUNNING`` did not finish). A parent
 run (one that others name in ``mlflow.parentRunId``: a sweep's container) is left out and counted; deleted
 runs are not read. ``--study`` names the experiment when the store holds runs of several.
@@ -69,7 +70,7 @@ def _texts(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()} if folder.is_dir() else {}
 
 
-def _file_runs(path: Path, study: str | None) -> tuple[list[dict], str]:
+def _file_runs(path: Path, study: str | None) -> tuple[list[dict], str, list[str]]:
     experiments = [path] if (path / "meta.yaml").is_file() else sorted(
         p.parent for p in path.glob("*/meta.yaml") if p.parent.name != ".trash")
     named = {}
@@ -78,6 +79,11 @@ def _file_runs(path: Path, study: str | None) -> tuple[list[dict], str]:
         if meta.get("lifecycle_stage", "active") == "active":
             named[str(meta.get("name", folder.name))] = folder
     name = _choose(named, study, str(path), lambda f: any(f.glob("*/meta.yaml")))
+    # a folder of a run's files without its meta.yaml (MLflow writes it first): left out, and said
+    bare = sorted(p.name for p in named[name].iterdir() if p.is_dir() and not (p / "meta.yaml").is_file()
+                  and any((p / part).is_dir() for part in ("metrics", "params", "artifacts")))
+    notes = [f"{len(bare)} run folder(s) without a meta.yaml left out: {', '.join(bare)} (MLflow writes it when a run "
+             "starts; a partial copy?)"] if bare else []
     runs = []
     for meta_file in sorted(named[name].glob("*/meta.yaml")):
         meta = _yaml(meta_file)
@@ -92,7 +98,7 @@ def _file_runs(path: Path, study: str | None) -> tuple[list[dict], str]:
                      "start": meta["start_time"], "end": meta.get("end_time"), "params": _texts(run / "params"),
                      "tags": _texts(run / "tags"), "metrics": _file_metrics(run),
                      "label": f"{run.relative_to(path.parent).as_posix()}"})
-    return runs, name
+    return runs, name, notes
 
 
 def _choose(named: dict, study: str | None, source: str, has_runs) -> str:
@@ -108,7 +114,7 @@ def _choose(named: dict, study: str | None, source: str, has_runs) -> str:
     return holding[0]
 
 
-def _database_runs(path: Path, study: str | None) -> tuple[list[dict], str]:
+def _database_runs(path: Path, study: str | None) -> tuple[list[dict], str, list[str]]:
     try:
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
             experiments = dict(db.execute("SELECT name, experiment_id FROM experiments WHERE lifecycle_stage = 'active'"))
@@ -133,26 +139,35 @@ def _database_runs(path: Path, study: str | None) -> tuple[list[dict], str]:
     runs = [{"id": rid, "name": rname, "status": str(status).lower(), "start": start, "end": end,
              "params": params.get(rid, {}), "tags": tags.get(rid, {}), "metrics": metrics.get(rid, {}), "label": f"run {rid}"}
             for rid, rname, status, start, end in found]
-    return runs, name
+    return runs, name, []
 
 
-def _trials(runs: list[dict], source: str, name: str) -> Trials:
+def _trials(runs: list[dict], source: str, name: str, notes: list[str]) -> Trials:
     parents = {r["tags"][PARENT] for r in runs if PARENT in r["tags"]}
     kept = [r for r in runs if r["id"] not in parents]
     if not kept:
         raise DataError(f"{source}: experiment {name!r} holds no run")
-    table = []
+    table, once = [], {}
     for run in sorted(kept, key=lambda r: (r["start"] if isinstance(r["start"], (int, float)) else np.inf, r["id"])):
         by_step: dict[int, dict] = {}
+        steps = {step for points in run["metrics"].values() for step, _ in points}
+        constant = {}  # a metric logged once in a run that logs others at several steps: a property of the run
         for key, points in run["metrics"].items():
+            if len(points) == 1 and len(steps) > 1:
+                constant[key] = points[0][1]
+                once[key] = once.get(key, 0) + 1
+                continue
             for step, value in points:
                 by_step.setdefault(step, {})[key] = value  # the last value logged at a step
         seconds = (run["end"] - run["start"]) / 1000 if isinstance(run["end"], (int, float)) and run["end"] else np.nan
         fields = {**{f"params.{k}": _value(v) for k, v in run["params"].items()}, "run_name": run["name"],
-                  "duration_seconds": seconds}
+                  "duration_seconds": seconds, **constant}
         table.append({"trial": run["id"], "label": run["label"], "status": run["status"], "fields": fields,
                       "steps": [by_step[s] for s in sorted(by_step)]})
-    notes = [f"{len(runs) - len(kept)} parent run(s) left out (the runs nested in them are the trials)"] if parents else []
+    notes = notes + ([f"{len(runs) - len(kept)} parent run(s) left out (the runs nested in them are the trials)"]
+                     if parents else [])
+    notes += [f"{key}: logged once per run ({count} runs), read as the run's, with whichever step the run counts with"
+              for key, count in sorted(once.items())]
     return step_rows(table, source, name, notes=notes)
 
 
@@ -166,5 +181,5 @@ def _value(text: str):
 
 def read_mlflow(path: Path, study: str | None = None, *, database: bool = False) -> Trials:
     """The runs of one MLflow experiment (module doc), from a file store folder or an SQLite tracking database."""
-    runs, name = _database_runs(path, study) if database else _file_runs(path, study)
-    return _trials(runs, str(path), name)
+    runs, name, notes = _database_runs(path, study) if database else _file_runs(path, study)
+    return _trials(runs, str(path), name, notes)

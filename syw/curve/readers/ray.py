@@ -10,7 +10,7 @@ import pandas as pd
 
 from syw.analysis.adaptive import ray_strategy
 from syw.core.errors import DataError
-from syw.core.records import iter_records
+from syw.core.records import iter_records, unreadable
 from syw.curve.rows import finished
 from syw.curve.trials import Trials
 
@@ -88,5 +88,7 @@ def _config(trial: Path) -> dict:
             return json.loads(params_file.read_text())
     except json.JSONDecodeError as err:
         raise DataError(f"{params_file}: not JSON (line {err.lineno}: {err.msg})") from None
+    except (ValueError, RecursionError) as err:  # well-formed, but beyond what Python reads
+        raise DataError(f"{params_file}: not JSON ({unreadable(err)})") from None
     results = list(iter_records(trial / "result.json", schema=False)) if (trial / "result.json").is_file() else []
     return results[-1].get("config", {}) if results else {}

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from syw.core.errors import DataError
+from syw.core.records import unreadable
 from syw.curve.trials import Trials, read_yaml, step_rows
 
 BLOCK = 32768  # the log's block size: a record's header never straddles one
@@ -76,8 +77,9 @@ def _log_records(path: Path) -> list[bytes]:
 def _json(text: str, where: str):
     try:
         return json.loads(text)
-    except ValueError:
-        raise DataError(f"{where}: {text[:60]!r} is not JSON") from None
+    except (ValueError, RecursionError) as err:
+        why = unreadable(err)
+        raise DataError(f"{where}: {text[:60]!r} is not JSON" + (f" ({why})" if why else "")) from None
 
 
 def _key(item) -> str:

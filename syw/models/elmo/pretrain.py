@@ -56,7 +56,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from syw.core.entry import run_main
+from syw.core.entry import Parser, run_main
 from syw.data.bilm_corpus import build_vocabulary, read_corpus, read_text_corpus
 from syw.data.fetch import file_digest
 from syw.models.elmo.bilm import BiLmOptions
@@ -246,34 +246,42 @@ weights.hdf5 with its sha256, vocab.txt and metrics.json into --out, keeps a che
 same command resumes from it."""  # what --help says, in plain text
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="syw pretrain-bilm", description=DESCRIPTION)
+    parser = Parser(prog="syw pretrain-bilm", description=DESCRIPTION)
     parser.add_argument("--out", type=Path, help="folder for the biLM (default .cache/bilm/sst_squad_c<cell>_p<proj>_f<filters>)")
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR") or ".data"))
-    parser.add_argument("--cell-dim", type=int, default=256)
-    parser.add_argument("--projection-dim", type=int, default=64)
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SYW_DATA_DIR") or ".data"),
+                        help="where squad/ and sst/ are (default: $SYW_DATA_DIR, else .data)")
+    parser.add_argument("--cell-dim", type=int, default=256, help="LSTM cell size of each layer (default 256)")
+    parser.add_argument("--projection-dim", type=int, default=64,
+                        help="size each LSTM layer's output is projected to, the biLM's vector size (default 64)")
     parser.add_argument("--filter-divisor", type=int, default=8, help="char filters: the official ones divided by this")
     parser.add_argument("--tokens", type=int, default=8_000_000, help="training tokens in all")
     parser.add_argument("--minutes", type=float, default=120.0, help="stop (and write the biLM) after this many minutes")
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences per training step (default 64)")
     parser.add_argument("--samples", type=int, default=1024, help="sampled-softmax candidates (0: full softmax)")
-    parser.add_argument("--min-count", type=int, default=3)
-    parser.add_argument("--max-length", type=int, default=50)
-    parser.add_argument("--heldout-articles", type=int, default=4)
-    parser.add_argument("--heldout-sentences", type=int, default=500)
+    parser.add_argument("--min-count", type=int, default=3,
+                        help="words seen fewer times in training are <UNK> (default 3)")
+    parser.add_argument("--max-length", type=int, default=50,
+                        help="sentences longer than this many tokens are cut into pieces (default 50)")
+    parser.add_argument("--heldout-articles", type=int, default=4,
+                        help="the last articles of SQuAD train held out for the perplexity (default 4)")
+    parser.add_argument("--heldout-sentences", type=int, default=500,
+                        help="held-out sentences the perplexity is measured on (default 500)")
     parser.add_argument("--squad-file", type=Path, default=None,
                         help="a SQuAD-format file to read instead of <data-dir>/squad's train file (no md5 check)")
     parser.add_argument("--text", type=Path, default=None,
                         help="pretrain on your own UTF-8 text instead (paragraphs one per line, documents separated by "
                              "blank lines; --heldout-articles then counts documents)")
     parser.add_argument("--language", default="en", help="spaCy language code of --text's tokenizer (spacy.blank)")
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate (default 0.001)")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads torch uses (default 1)")
     parser.add_argument("--flush-denormal", action=argparse.BooleanOptionalAction, default=True,
                         help="flush subnormal floats to zero (default): kept, Adam's averages of rarely sampled "
                              "softmax rows and idle highway units sink into them and x86 CPUs slow down many times")
-    parser.add_argument("--log-every", type=int, default=50)
-    parser.add_argument("--checkpoint-minutes", type=float, default=10.0)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--log-every", type=int, default=50, help="print the training perplexity every this many "
+                        "steps (default 50)")
+    parser.add_argument("--checkpoint-minutes", type=float, default=10.0,
+                        help="save a checkpoint in --out (and print the held-out perplexity) this often (default 10)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the batch order (default 0)")
     args = parser.parse_args(argv)
     try:
         pretrain(args)
