@@ -12,7 +12,7 @@ continuous scores with ``ks``; ``dkw`` holds regardless). ``tests/analysis/test_
 the coverage by simulation. From the band follow:
 
 - the budgets where A leads at level c: the band lies above zero (better = higher; below zero when
-  lower is better), and likewise for B; elsewhere they cannot be told apart;
+  lower is better), and likewise for B; elsewhere the comparison is undecided with these trials;
 - an interval for the first crossover, the first budget n* at which the group behind at n = 1 is
   ahead: wherever the band holds, n* is at least the first n whose band allows that group ahead and
   at most the first n whose band puts it ahead.
@@ -45,6 +45,7 @@ class Difference:
     claim: str = "simultaneous"  # every leader holds at once ("simultaneous") or each at its own pre-stated n
     limit: int | None = None  # the largest n at which the N trials allow an assumption-free claim (None: not stated)
     p: np.ndarray | None = None  # two-sided p-values (adjusted for simultaneous claims), where the method has them
+    sizes: tuple[int, int] | None = None  # each group's number of trials N (None: not stated)
 
     @property
     def what(self) -> str:
@@ -56,7 +57,7 @@ class Difference:
         return f"{level} intervals of simultaneous claims" if self.claim == "simultaneous" else f"{level} pointwise intervals"
 
     def leader(self) -> list[str | None]:
-        """At each n: the group that leads at the band's level, or None where they cannot be told apart."""
+        """At each n: the group that leads at the band's level, or None where it is undecided with these trials."""
         return [self.names[0] if lo > 0 else self.names[1] if hi < 0 else None for lo, hi in zip(self.low, self.high)]
 
 
@@ -91,7 +92,7 @@ def difference(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), *, confi
         else:
             estimate, low, high = point_b - point_a, low_b - high_a, high_b - low_a
     return Difference(names, ns, estimate, np.where(np.isnan(low), -np.inf, low), np.where(np.isnan(high), np.inf, high),
-                      confidence, q)
+                      confidence, q, sizes=(a.size, b.size))
 
 
 def runs(ns: list[int], labels: list) -> list[tuple]:
@@ -137,7 +138,7 @@ def first_crossing(diff: Difference) -> Crossing | None:
 
 # Every sentence :func:`sentence` says, by name (tests/analysis/test_report_sentences.py renders each once).
 PHRASES = {
-    "tied": "they cannot be told apart for {span}",
+    "tied": "undecided with {trials} for {span}",
     "leads": "{who} leads {other} for {span} at {level}",
     "opening": "{statistic} curves, {a} vs {b} ({budgets}{shown}): {parts}",
     "crossing": ". {leader} first overtakes {previous} at n = {at} ({estimates}); at {level} that first crossover {where}",
@@ -166,18 +167,24 @@ def _trials(sizes: tuple[int, int] | None) -> str:
     return f"{sizes[0]} trials per group" if sizes[0] == sizes[1] else f"{min(sizes)} trials in the smaller group"
 
 
+def undecided_with(sizes: tuple[int, int] | None) -> str:
+    """"20 and 20 trials" (each group's N, in the comparison's order), or "these trials" when not stated."""
+    return "these trials" if sizes is None else f"{sizes[0]} and {sizes[1]} trials"
+
+
 def sentence(diff: Difference, sizes: tuple[int, int] | None = None) -> str:
-    """The comparison in one sentence, e.g. "CNN leads LR for n in [18, 50] at 95%; they cannot be told
-    apart for n in [1, 17]", with the first crossover's interval when the point estimates cross, and the
-    limit of assumption-free claims when the method states one; ``sizes``: each group's N, which the
-    sentence names where the trials cannot locate a crossover."""
+    """The comparison in one sentence, e.g. "CNN leads LR for n in [18, 50] at 95%; undecided with 50 and 50
+    trials for n in [1, 17]", with the first crossover's interval when the point estimates cross, and the
+    limit of assumption-free claims when the method states one; ``sizes``: each group's N (default the
+    comparison's own), which the sentence names where it is undecided or cannot locate a crossover."""
     a, b = diff.names
+    sizes = sizes if sizes is not None else diff.sizes
     level = f"{diff.confidence:.0%}"
     parts = []
     spans = stretches(diff) if diff.claim == "simultaneous" else [(w, n, n) for w, n in zip(diff.leader(), diff.ns.tolist())]
     for who, first, last in spans:
         if who is None:
-            parts.append(say("tied", span=_span(first, last)))
+            parts.append(say("tied", trials=undecided_with(sizes), span=_span(first, last)))
         else:
             parts.append(say("leads", who=who, other=b if who == a else a, span=_span(first, last), level=level))
     budgets = f"n = 1 to {diff.ns[-1]}" if diff.claim == "simultaneous" else f"n = {', '.join(map(str, diff.ns))}"

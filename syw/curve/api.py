@@ -169,8 +169,7 @@ class Curves:
         shown = sorted(budgets or {n for n in (1, 5, 10) if n <= max(sizes)} | sizes)
         if differences is None:
             differences = self.differences()[0]
-        counts = {c.name: c.scores.size for c in self.curves}
-        return expected_max_table(self.curves, shown) + ("\n" + comparison_table(differences, counts) if differences else "")
+        return expected_max_table(self.curves, shown) + ("\n" + comparison_table(differences) if differences else "")
 
     def checklist(self, params: Sequence[str] | None = None) -> Checklist:
         """The reporting checklist of the paper's section 5 filled from the trials (``syw.curve.checklist``):

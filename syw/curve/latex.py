@@ -3,9 +3,7 @@
 Each is a ``tabular`` to ``\\input`` into a ``table`` environment; it needs ``\\usepackage{booktabs}``."""
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from syw.analysis.compare import Difference, stretches
+from syw.analysis.compare import Difference, stretches, undecided_with
 from syw.analysis.curves import Curve
 
 SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
@@ -35,28 +33,20 @@ def expected_max_table(curves: list[Curve], budgets: list[int]) -> str:
     return _tabular("l" + "r" * (len(budgets) + 1), header, rows)
 
 
-def undecided(names: tuple[str, str], sizes: Mapping[str, int] | None) -> str:
-    """Where no group leads at the comparison's level: "undecided with 20 and 30 trials" (each group's N, in the
-    comparison's order; "these trials" when not given): more trials could decide it."""
-    if sizes is None or not all(n in sizes for n in names):
-        return "undecided with these trials"
-    return f"undecided with {sizes[names[0]]} and {sizes[names[1]]} trials"
-
-
-def comparison_table(diffs: list[Difference], sizes: Mapping[str, int] | None = None) -> str:
-    """One row per pair: the budgets compared, the method and level of its claims, and who leads where (where no
-    one does, "undecided with" each group's N of ``sizes``, group name -> N)."""
+def comparison_table(diffs: list[Difference]) -> str:
+    """One row per pair: the budgets compared, the method and level of its claims, and who leads where
+    ("undecided with 20 and 20 trials" where no one does)."""
     header = ["Comparison", "Budgets", "Claims", "Who leads"]
     rows = []
     for d in diffs:
         a, b = (escape(n) for n in d.names)
-        open_ = escape(undecided(d.names, sizes))
+        undecided = f"undecided with {undecided_with(d.sizes)}"
         if d.claim == "simultaneous":
             budgets = f"$1$--${d.ns[-1]}$"
-            where = "; ".join(f"{escape(who) if who else open_} for $n \\in [{first}, {last}]$"
+            where = "; ".join(f"{escape(who) if who else undecided} for $n \\in [{first}, {last}]$"
                               for who, first, last in stretches(d))
         else:  # claims at budgets stated in advance, each on its own
             budgets = ", ".join(map(str, d.ns.tolist()))
-            where = "; ".join(f"{escape(who) if who else open_} at $n = {n}$" for who, n in zip(d.leader(), d.ns.tolist()))
+            where = "; ".join(f"{escape(who) if who else undecided} at $n = {n}$" for who, n in zip(d.leader(), d.ns.tolist()))
         rows.append([f"{a} vs {b}", budgets, escape(d.what), where])
     return _tabular("llll", header, rows)

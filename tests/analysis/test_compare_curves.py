@@ -51,7 +51,7 @@ def test_far_apart_groups_lead_until_the_unseen_tail_could_decide():
     same = np.random.default_rng(1).uniform(0.3, 0.5, 40)
     tied = difference(same, same.copy(), ("x", "y"))
     assert stretches(tied) == [(None, 1, 40)] and np.all(tied.estimate == 0)
-    assert sentence(tied) == "Mean curves, x vs y (n = 1 to 40): they cannot be told apart for n in [1, 40]."
+    assert sentence(tied) == "Mean curves, x vs y (n = 1 to 40): undecided with 40 and 40 trials for n in [1, 40]."
 
 
 def test_crossing_interval_from_a_hand_made_band():
@@ -64,9 +64,10 @@ def test_crossing_interval_from_a_hand_made_band():
     crossing = first_crossing(diff)
     assert (crossing.leader, crossing.previous, crossing.at, crossing.low, crossing.high) == ("A", "B", 5, 4, 7)
     assert stretches(diff) == [("B", 1, 3), (None, 4, 6), ("A", 7, 10)]
-    assert sentence(diff) == ("Mean curves, A vs B (n = 1 to 10): B leads A for n in [1, 3] at 90%; they cannot be told "
-                              "apart for n in [4, 6]; A leads B for n in [7, 10] at 90%. A first overtakes B at n = 5 "
+    assert sentence(diff) == ("Mean curves, A vs B (n = 1 to 10): B leads A for n in [1, 3] at 90%; undecided with these "
+                              "trials for n in [4, 6]; A leads B for n in [7, 10] at 90%. A first overtakes B at n = 5 "
                               "(point estimates); at 90% that first crossover lies in [4, 7].")
+    assert "; undecided with 10 and 12 trials for n in [4, 6]; " in sentence(diff, (10, 12))
     unresolved = Difference(("A", "B"), ns, estimate, np.minimum(low, -1), high, 0.9, None)
     assert first_crossing(unresolved).high is None
     assert ("lies somewhere from n = 4 to beyond n = 10, the last budget compared: it cannot be located with these "
@@ -120,7 +121,7 @@ def test_syw_compares_two_groups_in_a_table_a_figure_and_a_sentence(tmp_path):
     assert (table["low"] <= table.a_better_by).all() and (table.a_better_by <= table["high"]).all()
     report = (tmp_path / "o" / "report.md").read_text()
     assert ("- Mean curves, bad vs good (n = 1 to 200, simultaneous claims): good leads bad for n in [1, 37] at 95%; "
-            "they cannot be told apart for n in [38, 200]. Beyond n = 37") in report
+            "undecided with 200 and 200 trials for n in [38, 200]. Beyond n = 37") in report
     assert "up to n = 37 (n = 74 would need 394 trials per group)" in report
     for suffix in ("png", "pdf"):
         assert (tmp_path / "o" / f"difference.{suffix}").stat().st_size > 5000
@@ -168,7 +169,7 @@ def test_sst5_the_report_places_the_cnn_lr_crossover(tmp_path):
 
     assert main(["curve", str(authors_path(FIGURES[1].paper)), "--out", str(tmp_path / "j")]) == 0
     report = (tmp_path / "j" / "report.md").read_text()  # the default comparison: the unbiased curves, with the limit
-    assert ("LR leads CNN for n in [1, 3] at 95%; they cannot be told apart for n in [4, 50]. CNN first overtakes LR "
+    assert ("LR leads CNN for n in [1, 3] at 95%; undecided with 50 and 50 trials for n in [4, 50]. CNN first overtakes LR "
             "at n = 12 (unbiased estimates); at 95% that first crossover lies somewhere from n = 4 to beyond n = 9, the "
             "largest budget these trials can decide: it cannot be located with 50 trials per group") in report
     assert main(["curve", str(authors_path(FIGURES[1].paper)), "--compare-method", "bands", "--out", str(tmp_path / "o")]) == 0

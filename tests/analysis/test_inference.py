@@ -8,6 +8,7 @@ from scipy import stats
 from syw.analysis.compare import difference_table, first_crossing
 from syw.analysis.expected_max import expected_max_unbiased
 from syw.analysis.inference import budget_interval, compare, jackknife_variance, limit_budget, trials_needed
+from syw.analysis.multiplicity import FIRST_SHARE, first_then_rest
 
 
 def brute_v(x, n):
@@ -104,15 +105,17 @@ def test_simultaneous_claims_are_consistent_and_between_pointwise_and_bonferroni
     a, b = _groups(seed=7, size=80, gap=0.015)
     ns = np.arange(1, limit_budget(80) + 1)
     point, maxt = compare(a, b, at=ns), compare(a, b, ns=ns, adjust="maxt")
-    step, bonf = compare(a, b, ns=ns), compare(a, b, ns=ns, adjust="bonferroni")
+    step, bonf = compare(a, b, ns=ns, adjust="stepdown"), compare(a, b, ns=ns, adjust="bonferroni")
+    first = compare(a, b, ns=ns)
     width = {name: c.high - c.low for name, c in (("point", point), ("maxt", maxt), ("step", step), ("bonf", bonf))}
     assert np.all(width["point"] < width["maxt"]) and np.all(width["maxt"] < width["bonf"])
     assert np.all(width["point"] <= width["step"] + 1e-12) and np.all(width["step"] <= width["maxt"] + 1e-12)
     assert np.allclose(bonf.p, np.minimum(1, point.p * ns.size))
-    for c in (point, maxt, step, bonf):
+    for c in (point, maxt, step, bonf, first):
         assert [w is not None for w in c.leader()] == list(c.p <= 0.05)
         assert np.all((c.low <= c.estimate) & (c.estimate <= c.high))
-    assert np.array_equal(compare(a, b, ns=ns).low, step.low)  # deterministic
+    assert np.array_equal(compare(a, b, ns=ns, adjust="stepdown").low, step.low)  # deterministic
+    assert np.array_equal(compare(a, b, ns=ns).low, first.low)
 
 
 def test_step_down_names_what_the_single_step_names_and_more():
@@ -121,7 +124,7 @@ def test_step_down_names_what_the_single_step_names_and_more():
     named = {"maxt": 0, "stepdown": 0}
     for seed in range(40):
         a, b = _groups(seed=seed, size=50, gap=0.012)
-        maxt, step = compare(a, b, adjust="maxt"), compare(a, b)
+        maxt, step = compare(a, b, adjust="maxt"), compare(a, b, adjust="stepdown")
         live = ~np.isnan(step.p)
         assert np.all(step.p[live] <= maxt.p[live] + 1e-12)
         top = int(np.nanargmin(maxt.p))
@@ -131,6 +134,77 @@ def test_step_down_names_what_the_single_step_names_and_more():
         named["maxt"] += sum(m is not None for m in maxt.leader())
         named["stepdown"] += sum(s is not None for s in step.leader())
     assert named["stepdown"] > named["maxt"] > 0
+
+
+def test_the_default_names_n1_where_welch_does_and_the_old_step_down_does_not():
+    """Issue 73: A ahead at n = 1 by Welch's test (p = 0.025), no budget past it near significance. The step-down
+    over all budgets tests n = 1 against the largest |t| over 9 budgets and misses it; the default tests n = 1
+    first at 0.9 alpha, so its p is Welch's / 0.9."""
+    rng = np.random.default_rng(22)
+    a, b = rng.normal(0.70, 0.02, 50), rng.normal(0.69, 0.03, 50)
+    welch = stats.ttest_ind(a, b, equal_var=False).pvalue
+    assert welch == pytest.approx(0.0254, abs=1e-4)
+    old, new = compare(a, b, adjust="stepdown"), compare(a, b)
+    assert old.leader()[0] is None and old.p[0] == pytest.approx(0.0556, abs=1e-4)
+    assert new.leader()[:9] == ["A"] + [None] * 8
+    assert new.p[0] == pytest.approx(welch / FIRST_SHARE, rel=1e-9)
+    low, _ = stats.ttest_ind(a, b, equal_var=False).confidence_interval(1 - FIRST_SHARE * 0.05)
+    assert new.low[0] == pytest.approx(low, rel=1e-9)  # Welch's interval at 0.9 alpha
+
+
+def test_first_then_rest_p_values_are_its_decisions_at_every_level():
+    """The adjusted p is the least alpha at which the procedure names the leader (closed testing): the same p at
+    80% to 99% (the budgets up to the 99% limit), a leader named exactly where p <= alpha."""
+    named = 0
+    for seed in range(12):
+        a, b = _groups(seed=seed, size=60, gap=0.015)
+        ns = np.arange(1, limit_budget(60, 0.99) + 1)
+        p = compare(a, b, ns=ns).p
+        for confidence in (0.8, 0.9, 0.95, 0.99):
+            c = compare(a, b, ns=ns, confidence=confidence)
+            assert np.allclose(c.p, p, rtol=1e-12, atol=0)
+            assert [w is not None for w in c.leader()] == list(p <= 1 - confidence)
+            named += sum(w is not None for w in c.leader())
+    assert named > 20
+
+
+def _deviations(seed: int, budgets: int, size: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Centred leave-one-out rows of two groups (their correlation is the jackknife's R across budgets)."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(1, size))
+    dev_a = 0.8 * base + 0.6 * rng.normal(size=(budgets, size))
+    dev_b = rng.normal(size=(budgets, size))
+    return dev_a - dev_a.mean(axis=1, keepdims=True), dev_b - dev_b.mean(axis=1, keepdims=True)
+
+
+def test_alpha_passes_to_n1_once_every_other_budget_is_decided():
+    """p_1 = 0.048 lies between 0.9 alpha and alpha: named when every other budget is (then n = 1 is tested at
+    alpha), not when they are all near zero (then only 0.9 alpha is n = 1's)."""
+    dev_a, dev_b = _deviations(1, 6)
+    p1 = 0.048
+    z1 = stats.norm.isf(p1 / 2)
+    decided = np.array([z1, 6.0, 6.5, 7.0, 6.2, 6.8])
+    c, p = first_then_rest(dev_a, dev_b, decided, 2 * stats.norm.sf(decided), 0, 0.05)
+    assert np.all(np.abs(decided) > c) and p[0] == pytest.approx(p1, rel=1e-12) and np.all(p[1:] < 1e-3)
+    assert c[0] == pytest.approx(stats.norm.isf(0.025), rel=1e-9)
+    quiet = np.array([z1, 0.1, -0.2, 0.3, 0.0, 0.2])
+    c, p = first_then_rest(dev_a, dev_b, quiet, 2 * stats.norm.sf(np.abs(quiet)), 0, 0.05)
+    assert abs(quiet[0]) < c[0] == pytest.approx(stats.norm.isf(0.9 * 0.05 / 2), rel=1e-9)
+    assert p[0] == pytest.approx(p1 / 0.9, rel=1e-12) and np.all(p[1:] > 0.5)
+
+
+def test_the_rest_get_more_than_a_bonferroni_split_when_they_move_with_n1():
+    """With n = 1 not decided, the rest share P(H or max > c) = alpha with n = 1's test: where they are strongly
+    correlated with n = 1, their critical value is far below the 0.1 alpha Bonferroni share's (Z ~ 2.81)."""
+    rng = np.random.default_rng(2)
+    base = rng.normal(size=(1, 80))
+    dev = base + 0.05 * rng.normal(size=(5, 80))  # five budgets, correlation about 0.998
+    dev -= dev.mean(axis=1, keepdims=True)
+    z = np.array([1.0, 2.3, 2.2, 2.1, 2.0])
+    c, p = first_then_rest(dev, dev, z, 2 * stats.norm.sf(z), 0, 0.05)
+    assert np.all(np.abs(z[1:]) > c[1:]) and np.all(p[1:] <= 0.05) and np.all(c[1:] < 2.05)
+    split = stats.norm.isf(0.1 * 0.05 / 2)
+    assert split == pytest.approx(2.807, abs=1e-3) and np.all(c[1:] < split - 0.4)
 
 
 def test_tied_groups_name_no_leader():

@@ -71,9 +71,9 @@ EXPECTED = {
     "identical": "nowhere: the curves are identical at every shared budget (n = 1 to 2)",
     "one_group": "one group only",
     "leads": "b leads a for n = 1 at 95%",
-    "tied": "they cannot be told apart for n in [2, 6]",
-    "opening": ("Mean curves, a vs b (n = 1 to 6, simultaneous claims): b leads a for n = 1 at 95%; they cannot be "
-                "told apart for n in [2, 6]"),
+    "tied": "undecided with 6 and 6 trials for n in [2, 6]",
+    "opening": ("Mean curves, a vs b (n = 1 to 6, simultaneous claims): b leads a for n = 1 at 95%; undecided with 6 "
+                "and 6 trials for n in [2, 6]"),
     "limit": (". Beyond n = 1 these trials allow no claim without assumptions (the limit of docs/syw.md), so no leader "
               "is named there"),
     "crossing": (". a first overtakes b at n = 4 (point estimates); at 95% that first crossover lies somewhere from "

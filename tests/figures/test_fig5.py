@@ -103,7 +103,7 @@ def test_the_cell_with_uniformly_lower_perplexity_leads_and_the_table_is_the_rec
     assert row(text, "nas: NAS (Melis et al. 2018; REDUCED to 2M weights, 2 epochs)")[5] == "70.00 (trial 1)"
     assert "No GP-tuner runs with a finished trial in `ptb_melis_reduced/gp/`" in text
     # NAS is the LSTM's trials less 30: at n = 1 Welch's t on 4 trials each (SD 26.5), t = 1.6, no leader at 95%
-    assert "- Mean curves, lstm vs nas (n = 1 to 4, simultaneous claims): they cannot be told apart for n in [1, 4]" in text
+    assert "- Mean curves, lstm vs nas (n = 1 to 4, simultaneous claims): undecided with 4 and 4 trials for n in [1, 4]" in text
 
 
 def test_fig5_draws_both_panels_falling_and_says_what_it_shows(tmp_path, monkeypatch):
