@@ -7,9 +7,13 @@ family and N, at 95%:
 
 - bands: the crossed simultaneous bands (``syw.analysis.compare.difference``, bounds (0, 1));
 - Welch: Welch's t-test on the means (the n = 1 comparison);
-- at: the new pointwise test at the pre-stated budgets 1, 5, 10 (those up to the limit);
-- sim: the new simultaneous claims (step-down max-|T| over the budgets up to the limit; ``1-step``: the single-step
-  max-|T|; ``bonf``: Bonferroni);
+- at: the pointwise test at the pre-stated budgets 1, 5, 10 (those up to the limit);
+- sim: the default simultaneous claims over the budgets up to the limit (``adjust="first"``: n = 1 first at 0.9
+  alpha, the rest step down with the alpha left; ``step``: step-down max-|T| over all budgets at once, the default
+  before issue 73; ``1-step``: the single-step max-|T|; ``bonf``: Bonferroni);
+- equiv: ``equivalence`` at n = 1, 5, 10 with the margin d = half the SD of A's pool: how often two samples of
+  pool A are certified within +-d (power), and how often A against A shifted down by d, a true difference of
+  exactly d at every n, is (error; at most 5% at 95%);
 - budget: coverage of ``budget_interval`` for A's first n reaching its true curve at n* = min(5, limit).
 
 FWE is the fraction of resamples naming a wrong leader anywhere (the group whose true curve is lower
@@ -19,7 +23,8 @@ true leader is named at n = 1, 5, 10; null: two samples of pool A, how often any
 limit); crossover: for a family whose true curves cross by the limit, how often
 ``crossover_interval`` is located but misses the true first crossover. "-": not defined there. Real families read opda's tuning data
 (Lourie et al. 2024, https://github.com/nicholaslourie/opda, folder ``data/``, CC BY-SA 4.0) from
-``--data`` or ``$SYW_OPDA_DATA``; without it only the synthetic families run.
+``--data`` or ``$SYW_OPDA_DATA`` (opda's ``data/`` folder, or one holding its ``*_tuning.results.jsonl``);
+without it only the synthetic families run.
 """
 from __future__ import annotations
 
@@ -44,7 +49,7 @@ from syw.analysis.compare import (
     first_crossing,  # noqa: E402
 )
 from syw.analysis.expected_max import expected_max  # noqa: E402
-from syw.analysis.inference import budget_interval, compare, limit_budget  # noqa: E402
+from syw.analysis.inference import budget_interval, compare, equivalence, limit_budget  # noqa: E402
 from syw.core.entry import run_main  # noqa: E402
 
 CONFIDENCE = 0.95
@@ -116,16 +121,18 @@ def _imagenet_final(row: dict) -> float:  # top-1 at the end; a run with no epoc
     return float(curve[-1]["top_1"]) if curve else 0.0
 
 
+def _find(folder: Path, name: str) -> Path:
+    """``folder/name``, or ``folder/*/name`` as in opda's ``data/`` (one subfolder per model)."""
+    return next((path for path in [folder / name, *sorted(folder.glob(f"*/{name}"))] if path.is_file()), folder / name)
+
+
 def _real(folder: Path | None) -> list[Family]:
     """opda's tuning data: DeBERTaV3 vs DeBERTa (1,024 trials each), ConvNeXt vs AlexNet (512 each), from ``folder``
     or its subfolders."""
     if folder is None:
         return []
-    names = {"v3": "deberta-v3-base_tuning.results.jsonl", "v1": "deberta-base_tuning.results.jsonl",
-             "cx": "convnext-tiny_tuning.results.jsonl", "ax": "alexnet_tuning.results.jsonl"}
-    # in the folder itself, or one level down as opda's data/ has them (data/deberta/, data/alexnet/, ...)
-    files = {k: next((p for p in (folder / name, *sorted(folder.glob(f"*/{name}"))) if p.is_file()), folder / name)
-             for k, name in names.items()}
+    files = {key: _find(folder, f"{name}_tuning.results.jsonl") for key, name in
+             (("v3", "deberta-v3-base"), ("v1", "deberta-base"), ("cx", "convnext-tiny"), ("ax", "alexnet"))}
     out = []
     if files["v3"].is_file() and files["v1"].is_file():
         out.append(Family("deberta-final", _jsonl(files["v3"], _nli_final), _jsonl(files["v1"], _nli_final)))
@@ -167,6 +174,7 @@ def run_cell(fam: Family, size: int, reps: int, rng: np.random.Generator) -> dic
     target = 0.5 * (curve_a[star - 2] + curve_a[star - 1]) if star > 1 else curve_a[0] - 1e-9
     change = np.flatnonzero(truth[:limit] == -truth[0]) if truth[0] else np.empty(0, int)
     n_cross = int(change[0]) + 1 if change.size else None  # the true first crossover, if within the limit
+    margin = 0.5 * float(np.std(fam.a))  # the equivalence margin
     c: dict[str, float] = {}
 
     def add(key: str, value: bool | float) -> None:
@@ -179,16 +187,19 @@ def run_cell(fam: Family, size: int, reps: int, rng: np.random.Generator) -> dic
             bands = None if tag else _signs(_bands(u, v).leader())
             comparison = compare(u, v, ns=sim_ns, confidence=CONFIDENCE)
             sim = _signs(comparison.leader())
+            step = _signs(compare(u, v, ns=sim_ns, confidence=CONFIDENCE, adjust="stepdown").leader())
             bonf = _signs(compare(u, v, ns=sim_ns, confidence=CONFIDENCE, adjust="bonferroni").leader())
             single = _signs(compare(u, v, ns=sim_ns, confidence=CONFIDENCE, adjust="maxt").leader())
             point = _signs(compare(u, v, at=at, confidence=CONFIDENCE).leader())
             welch = stats.ttest_ind(u, v, equal_var=False)
             w1 = int(np.sign(welch.statistic)) if welch.pvalue <= 1 - CONFIDENCE else 0
             if tag:
-                for key, named in (("sim", sim), ("single", single), ("bonf", bonf), ("welch", [w1])):
+                for key, named in (("sim", sim), ("step", step), ("single", single), ("bonf", bonf), ("welch", [w1])):
                     add(tag + key, np.any(np.asarray(named) != 0))
                 for k, n in enumerate(at):
                     add(f"null_at{n}", point[k] != 0)
+                for k, sure in enumerate(equivalence(u, v, margin, at, confidence=CONFIDENCE).certified()):
+                    add(f"equiv_P{at[k]}", sure)
                 continue
             if n_cross is not None:
                 cross = first_crossing(comparison)
@@ -198,6 +209,7 @@ def run_cell(fam: Family, size: int, reps: int, rng: np.random.Generator) -> dic
                                                    and cross.low <= n_cross <= cross.high))
             add("bands_fwe", _wrong(bands, true))
             add("sim_fwe", _wrong(sim, true[:limit]))
+            add("step_fwe", _wrong(step, true[:limit]))
             add("single_fwe", _wrong(single, true[:limit]))
             add("bonf_fwe", _wrong(bonf, true[:limit]))
             add("welch_err", w1 != 0 and w1 != true[0])
@@ -207,11 +219,14 @@ def run_cell(fam: Family, size: int, reps: int, rng: np.random.Generator) -> dic
                     add(f"bands_P{n}", bands[n - 1] != 0 and bands[n - 1] == true[n - 1])
                 if n <= limit:
                     add(f"sim_P{n}", sim[n - 1] != 0 and sim[n - 1] == true[n - 1])
+                    add(f"step_P{n}", step[n - 1] != 0 and step[n - 1] == true[n - 1])
                     add(f"single_P{n}", single[n - 1] != 0 and single[n - 1] == true[n - 1])
                     add(f"bonf_P{n}", bonf[n - 1] != 0 and bonf[n - 1] == true[n - 1])
             for k, n in enumerate(at):
                 add(f"at_err{n}", point[k] != 0 and point[k] != true[n - 1])
                 add(f"at_P{n}", point[k] != 0 and point[k] == true[n - 1])
+        for k, sure in enumerate(equivalence(xa, xa2 - margin, margin, at, confidence=CONFIDENCE).certified()):
+            add(f"equiv_err{at[k]}", sure)  # the curves differ by exactly the margin: certifying is an error
         bi = budget_interval(xa, target, confidence=CONFIDENCE)
         add("budget_cov", bi.low <= star and (bi.high is None or star <= bi.high))
         add("budget_located", bi.high is not None)
@@ -235,7 +250,8 @@ def _cross(row: dict[str, float]) -> str:
 def table(rows: list[tuple[str, int, dict[str, float]]]) -> str:
     """The Markdown table: one row per family and N."""
     head = ("| family | N | limit | bands FWE / P1 | Welch err / P1 / null | at err 1/5/10 | at P1/P5/P10 "
-            "| at null 1/5/10 | sim FWE | sim P1/P5/P10 | sim null | 1-step FWE / P1/P5/P10 / null | bonf FWE / P1 / null "
+            "| at null 1/5/10 | sim FWE | sim P1/P5/P10 | sim null | step FWE / P1/P5/P10 / null "
+            "| 1-step FWE / P1/P5/P10 / null | bonf FWE / P1 / null | equiv P1/P5/P10 | equiv err 1/5/10 "
             "| budget cover (located) | crossover miss / located |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for name, size, r in rows:
@@ -244,8 +260,10 @@ def table(rows: list[tuple[str, int, dict[str, float]]]) -> str:
             f"| {_join(r, ['welch_err', 'welch_P1', 'null_welch'])} | {_join(r, ['at_err1', 'at_err5', 'at_err10'])} "
             f"| {_join(r, ['at_P1', 'at_P5', 'at_P10'])} | {_join(r, ['null_at1', 'null_at5', 'null_at10'])} | {_fmt(r, 'sim_fwe')} "
             f"| {_join(r, ['sim_P1', 'sim_P5', 'sim_P10'])} | {_fmt(r, 'null_sim')} "
+            f"| {_join(r, ['step_fwe', 'step_P1', 'step_P5', 'step_P10', 'null_step'])} "
             f"| {_join(r, ['single_fwe', 'single_P1', 'single_P5', 'single_P10', 'null_single'])} "
             f"| {_join(r, ['bonf_fwe', 'bonf_P1', 'null_bonf'])} "
+            f"| {_join(r, ['equiv_P1', 'equiv_P5', 'equiv_P10'])} | {_join(r, ['equiv_err1', 'equiv_err5', 'equiv_err10'])} "
             f"| {r['budget_cov']:.3f} ({r['budget_located']:.2f}, n* = {int(r['n_star'])}) "
             f"| {_cross(r)} |")
     return "\n".join(lines)
@@ -266,11 +284,15 @@ def bar(rows: list[tuple[str, int, dict[str, float]]], reps: int, real: set[str]
     for name, size, r in rows:
         if size != 50 or (real and name not in real):
             continue
-        ratio = r["at_P1"] / r["welch_P1"] if r["welch_P1"] else float("nan")
-        lines.append(f"- {name}: wrong leader anywhere {r['sim_fwe']:.3f}; one pool told apart {r['null_sim']:.3f} "
-                     f"(--at 1: {r['null_at1']:.3f}); better family at n = 1 with --at 1 {r['at_P1']:.3f} = "
-                     f"{ratio:.2f} x Welch ({r['welch_P1']:.3f}); without --at {r['sim_P1']:.3f}; "
-                     f"crossed bands {r['bands_P1']:.3f}")
+        def ratio(key: str) -> str:
+            return f"{r[key] / r['welch_P1']:.2f}" if r["welch_P1"] else "-"
+
+        lines.append(f"- {name}: wrong leader anywhere {r['sim_fwe']:.3f} (step-down {r['step_fwe']:.3f}); two samples "
+                     f"of one pool, a leader named {r['null_sim']:.3f} (step-down {r['null_step']:.3f}, Welch "
+                     f"{r['null_welch']:.3f}); the right leader at n = 1 {r['sim_P1']:.3f} = {ratio('sim_P1')} x Welch "
+                     f"({r['welch_P1']:.3f}), step-down {r['step_P1']:.3f} = {ratio('step_P1')} x; with --at 1 "
+                     f"{r['at_P1']:.3f}; at n = 5 {r['sim_P5']:.3f} (step-down {r['step_P5']:.3f}); crossed bands "
+                     f"{r['bands_P1']:.3f}")
     return "\n".join(lines)
 
 

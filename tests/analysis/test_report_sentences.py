@@ -4,6 +4,7 @@ item 6): a template added without a case here fails the coverage test."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,14 @@ NS = np.arange(1, 11)
 ESTIMATE = np.array([-3, -2, -1, -0.5, 0.5, 1, 2, 3, 4, 5.0])
 
 
+SHIFTED = [0.50, 0.56, 0.53, 0.61, 0.58, 0.64, 0.52, 0.60]
+
+
+def stated(result: api.Curves, at: tuple[int, ...]) -> api.Curves:
+    """``result`` with its comparisons at budgets stated in advance (``syw curve --at``)."""
+    return api.Curves(result.curves, result.prepared, replace(result.options, at=at))
+
+
 def reports() -> list[str]:
     """Reports and comparison sentences that between them take every path of the templates."""
     unresolved = dict(low=np.minimum(ESTIMATE - 1.5, -1), high=ESTIMATE + 1.0)
@@ -36,6 +45,7 @@ def reports() -> list[str]:
         api.curves(TWO.assign(test_acc=TWO.val_acc - 0.01), duration="seconds").report(),  # the winner's curse
         api.curves(ADAPTIVE).report(),  # an adaptive search in two runs
         api.curves({"a": TWO.val_acc[:6].tolist()}, options=Options(forecast_to=10, forecast_resamples=0)).report(),
+        stated(api.curves({"a": SHIFTED, "b": [x + 0.03 for x in SHIFTED]}), (1, 2)).report(),  # undecided: syw plan
         sentence(Difference(("A", "B"), NS, ESTIMATE, ESTIMATE - 1.5, ESTIMATE + 1.0, 0.9, None)),  # located
         sentence(Difference(("A", "B"), NS, ESTIMATE, confidence=0.9, q=None, method="jackknife", limit=5,
                             **unresolved), (10, 12)),  # past the limit of the trials
@@ -109,6 +119,10 @@ EXPECTED = {
 }
 # The simulation's error and the fitted forecast's parameters are measured, not fixed: their form is checked.
 FORMS = {"cost_error": r" The simulation's standard error is at most 0\.\d+\.",
+         "settle": (r"a vs b, undecided at n = 1 with these trials: about \d+ trials per group would decide it with 80% "
+                    r"power at the same level \(`syw plan`, these trials as the pilot: docs/syw\.md\)"),
+         "settle_none": (r"a vs b, undecided at n = 2 with these trials: no size up to 5,000 trials per group is planned "
+                         r"to decide it from these trials \(they speak for n up to 1; `syw plan`\)"),
          "forecast": (r"- \*\*Forecast\*\*: expected best of n draws from opda's quadratic distribution, fitted by "
                       r"maximum spacing \(.+\); interval: no interval\. Checked on the authors' published trials in "
                       r"docs/forecast_backtest\.md\.")}

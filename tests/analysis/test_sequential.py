@@ -40,7 +40,7 @@ def test_each_look_spends_what_the_function_allows_by_scipy(name):
     t = np.array([0.15, 0.4, 0.55, 0.8, 1.0])  # unequal spacing
     c = boundaries(t, 0.05, name)
     for k in range(1, t.size + 1):  # crossing by look k has the spent probability
-        assert 1.0 - _stay(t[:k], c[:k]) == pytest.approx(float(spent(name, t[k - 1], 0.05)), abs=2e-7)
+        assert 1.0 - _stay(t[:k], c[:k]) == pytest.approx(float(spent(name, t[k - 1], 0.05)), abs=5e-7)  # Genz's estimate: about 2e-7
 
 
 def test_the_recursion_agrees_with_scipy_under_a_drift_and_on_a_finer_grid(monkeypatch):

@@ -1,11 +1,12 @@
-"""A seeded, reduced form of the inference calibration (issue 62): the bar's inequalities at 95%.
+"""A seeded, reduced form of the inference calibration (issues 62 and 73): the bar's inequalities at 95%.
 
-On 2 x 50 trials per family: no wrong leader anywhere in the simultaneous table in more than 5% of
-resamples, and two samples of one pool told apart in at most 5% (each plus two Monte-Carlo SEs);
-with pre-stated n = 1 the better family named at least 0.85 times as often as by Welch's t-test
-(the same test there, so exactly as often); without, in at least 25% where Welch's test reaches 50%;
-the crossed bands name it in none. The synthetic families always run; opda's public searches
-(``$SYW_OPDA_DATA``, see ``benchmarks/inference.py``) when present.
+On 2 x 50 trials per family: no wrong leader anywhere in the simultaneous claims in more than 5% of
+resamples, and a leader named on two samples of one pool in at most 5% (each plus two Monte-Carlo SEs);
+the better family named at n = 1 at least 0.85 times as often as by Welch's t-test, with pre-stated
+n = 1 (the same test there, so exactly as often) and by the default simultaneous claims (n = 1 first);
+the crossed bands name it in none; two curves a margin apart certified equivalent within it in at
+most 5%. The synthetic families always run; opda's public searches (``$SYW_OPDA_DATA``, see
+``benchmarks/inference.py``) when present.
 """
 import os
 from pathlib import Path
@@ -24,9 +25,9 @@ def check_bar(row: dict[str, float], name: str, cover: bool = True) -> None:
     assert row["null_sim"] <= 0.05 + MARGIN, name
     assert row["null_at1"] <= 0.05 + MARGIN, name
     assert row["at_P1"] >= 0.85 * row["welch_P1"], name
-    if row["welch_P1"] >= 0.5:
-        assert row["sim_P1"] >= 0.25, name
+    assert row["sim_P1"] >= 0.85 * row["welch_P1"], name  # issue 73: 0.93-1.00 here; step-down 0.83 (bimodal) to 1.00
     assert row["bands_P1"] <= row["sim_P1"], name
+    assert max(row["equiv_err1"], row["equiv_err5"]) <= 0.05 + MARGIN, name
     if cover:  # not for a long upper tail: there the budget interval covers about 91% (see the benchmark)
         assert row["budget_cov"] >= 0.95 - MARGIN, name
 
@@ -38,7 +39,7 @@ def test_bar_on_synthetic_families():
         row = run_cell(fams[name], 50, REPS, np.random.default_rng([62, k]))
         check_bar(row, name, cover=name != "crossing")
         if name != "crossing":
-            assert row["welch_P1"] >= 0.5 and row["sim_P1"] >= 0.25 and row["bands_P1"] == 0.0, name
+            assert row["welch_P1"] >= 0.5 and row["bands_P1"] == 0.0, name
 
 
 @pytest.mark.slow

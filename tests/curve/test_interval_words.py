@@ -9,7 +9,6 @@ import pytest
 
 from syw.analysis.inference import BudgetInterval, budget_interval, limit_budget
 from syw.figures.plot import interval_words
-from syw.figures.verdicts import interval_text
 
 WHY = "the limit budget: beyond it nothing can be located with 50 trials"
 
@@ -28,7 +27,6 @@ def test_the_figures_and_the_verdicts_say_it_alike():
     found = budget_interval(scores, target)
     assert found.high is None and found.limit == limit_budget(50) == 9
     assert interval_words(scores, target) == f"{found.low} to beyond 9, {WHY}"
-    assert interval_text(scores, target) == f"95% interval {found.low} to beyond 9, {WHY}"
     assert found.estimate is None or found.estimate > 9
 
 
