@@ -74,7 +74,8 @@ def _statistic(text: str):
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _fraction(text: str) -> float:
+def fraction(text: str) -> float:
+    """argparse type: a level or probability strictly between 0 and 1."""
     try:
         value = float(text)
     except ValueError:
@@ -149,7 +150,7 @@ def parser() -> argparse.ArgumentParser:
     scale.add_argument("--linear-x", action="store_true", help="linear x axis (the default with --x trials)")
     draw.add_argument("--no-sd", dest="sd", action="store_false", help="leave out the ±1 SD shading")
     draw.add_argument("--bands", action="store_true", help="draw simultaneous confidence bands (opda)")
-    draw.add_argument("--confidence", type=_fraction, default=0.95, help="the level of the bands and of the comparison's claims (default 0.95)")
+    draw.add_argument("--confidence", type=fraction, default=0.95, help="the level of the bands and of the comparison's claims (default 0.95)")
     draw.add_argument("--bounds", type=float, nargs=2, metavar=("LOW", "HIGH"),
                       help="the score's possible range, which the bands need (default 0 1 when scores lie there)")
     draw.add_argument("--band-method", default="ks", choices=("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
@@ -160,7 +161,7 @@ def parser() -> argparse.ArgumentParser:
     draw.add_argument("--forecast", type=positive_int, metavar="N", help="forecast the expected max up to n = N past "
                       "the trials there are (read docs/forecast_backtest.md first: not recommended)")
     draw.add_argument("--forecast-model", choices=MODELS, default="quadratic", help="default: quadratic (opda)")
-    draw.add_argument("--forecast-level", type=_fraction, default=0.9, help="the forecast interval's level")
+    draw.add_argument("--forecast-level", type=fraction, default=0.9, help="the forecast interval's level")
     draw.add_argument("--forecast-resamples", type=int, default=100, help="bootstrap refits for the interval")
     sequential_option.add_options(draw)  # --looks, --boundary (issue 74)
     out = p.add_argument_group("output")

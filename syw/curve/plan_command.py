@@ -15,7 +15,7 @@ from pathlib import Path
 from syw.analysis.power import CAP, DRAWS, METHODS
 from syw.core.entry import Parser, check_writable, naming, positive_int, run_main
 from syw.curve.api import curves
-from syw.curve.command import add_reading, read_args
+from syw.curve.command import add_reading, fraction, read_args
 from syw.curve.sources import SOURCES
 
 DESCRIPTION = """\
@@ -23,16 +23,6 @@ How many trials per group would decide group A against group B at each budget n 
 fewest K at which the pointwise comparison of `syw curve --compare A B --at n` names the leader with
 probability --power (default 0.8) at --confidence (default 0.95), simulated from TRIALS as a pilot.
 Also the largest budget the pilot itself can speak for. Writes plan.csv with --out."""
-
-
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{value} must be between 0 and 1")
-    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -46,8 +36,8 @@ def parser() -> argparse.ArgumentParser:
     what.add_argument("--compare", nargs=2, metavar=("A", "B"), required=True, help="the two groups")
     what.add_argument("--at", type=positive_int, nargs="+", metavar="N", required=True,
                       help="the budgets stated before the search, each tested at --confidence")
-    what.add_argument("--power", type=_probability, default=0.8, help="the chance of deciding to plan for (default 0.8)")
-    what.add_argument("--confidence", type=_probability, default=0.95, help="the level of each claim (default 0.95)")
+    what.add_argument("--power", type=fraction, default=0.8, help="the chance of deciding to plan for (default 0.8)")
+    what.add_argument("--confidence", type=fraction, default=0.95, help="the level of each claim (default 0.95)")
     what.add_argument("--method", choices=METHODS, default="bootstrap",
                       help="bootstrap (default): each simulated search drawn from a bootstrap resample of the pilot, "
                            "averaging over its uncertainty; resample: the pilot taken as the truth (optimistic)")

@@ -43,7 +43,7 @@ def test_plan_refuses_an_unknown_group_in_one_line(pilot, capsys):
 
 @pytest.mark.parametrize("argv, says", [
     (["--compare", "a", "b", "--at", "0"], "0 is not a budget"),
-    (["--compare", "a", "b", "--at", "1", "--power", "1.5"], "--power: 1.5 must be between 0 and 1"),
+    (["--compare", "a", "b", "--at", "1", "--power", "1.5"], "--power: 1.5 is not a level: it must be between 0 and 1"),
 ])
 def test_plan_refuses_a_bad_option_with_exit_2(pilot, capsys, argv, says):
     with pytest.raises(SystemExit) as stop:
