@@ -17,6 +17,7 @@ from syw.analysis.compare import difference_table
 from syw.analysis.curves import Options, band_bounds, cost_table
 from syw.analysis.floors import Floor, sway_note
 from syw.analysis.forecast import MODELS, VERDICT
+from syw.analysis.inference import equivalence
 from syw.core.entry import Parser, check_writable, naming, positive_int, run_main
 from syw.core.manifest import OVERRIDE_HELP, allow_unverified
 from syw.core.paths import CONF_DIR
@@ -164,6 +165,10 @@ def parser() -> argparse.ArgumentParser:
     draw.add_argument("--forecast-level", type=fraction, default=0.9, help="the forecast interval's level")
     draw.add_argument("--forecast-resamples", type=int, default=100, help="bootstrap refits for the interval")
     sequential_option.add_options(draw)  # --looks, --boundary (issue 74)
+    draw.add_argument("--margin", type=float, metavar="D",
+                      help="with --compare A B and --at: certify that A's and B's mean curves are within +-D at each stated "
+                           "budget at --confidence (two one-sided tests); where not certified the report says "
+                           "'undecided with N trials', never 'tied'")
     out = p.add_argument_group("output")
     out.add_argument("--out", type=Path, help="folder for expected_max.csv, curve.png, curve.pdf, report.md "
                      "(default: <trials>_syw/ beside the trials; for a storage URL, <study>_syw/ here)")
@@ -244,6 +249,15 @@ def check_apart(folder: Path, sources: list[str]) -> None:
         if how:
             raise ValueError(f"{folder}: --out {how} the input {given}, which writing there could replace or change; "
                              "give another folder")
+
+
+def _equivalence(result: Curves, args: argparse.Namespace) -> str:
+    """The report's section for ``--margin``: where A and B are certified within +-D (``syw.analysis.inference.equivalence``)."""
+    a, b = args.compare
+    found = equivalence(result[a].scores, result[b].scores, args.margin, args.at, confidence=args.confidence,
+                        names=(a, b), maximize=result.prepared.maximize)
+    return (f"\n## Within a margin? (two one-sided tests, {args.confidence:.0%} at each stated budget)\n\n- "
+            f"{found.sentence()}.\n")
 
 
 def folder_for(args: argparse.Namespace, name: str, what: str = "curves") -> Path:
@@ -338,6 +352,9 @@ def curve(args: argparse.Namespace) -> int:
     prepared = read_args(args)
     _check(args, prepared)
     looks = sequential_option.from_args(args, prepared)  # refused before anything is written
+    if args.margin is not None and not (args.compare and args.at and args.margin > 0 and args.statistic is None):
+        raise ValueError(f"{prepared.source}: --margin {args.margin:g} needs --compare A B and --at N ..., a positive "
+                         "margin and the mean curve (no --statistic)")
     options = _options(args, prepared.maximize)
     bounds = band_bounds([g.scores for g in prepared.groups], options, prepared.source) if args.bands else None
     folder = folder_for(args, prepared.name)
@@ -368,6 +385,9 @@ def curve(args: argparse.Namespace) -> int:
     if looks is not None:  # before "How each number", so that it is printed too
         head, sep, tail = text.partition("\n## How each number")
         text = head + sequential_option.section(looks, tuple(args.compare), args.boundary, args.confidence) + sep + tail
+    if args.margin is not None:
+        head, sep, tail = text.partition("\n## How each number")
+        text = head + _equivalence(result, args) + sep + tail
     (folder / "report.md").write_text(text)
     for note in prepared.notes + notes:
         print(f"note: {prepared.source}: {note}", file=sys.stderr)
