@@ -89,16 +89,26 @@ def floor_text(study: str, counts: dict[str, int]) -> str | None:
     return f"Floor (study.floor): {floor.describe(maximize)}; trials counted at it: {counted}."
 
 
+_SAID: set[str] = set()  # the notes this process printed: a study's groups are read once per figure or claim
+
+
+def _once(note: str) -> None:
+    """Print ``note`` on stderr the first time this process meets it."""
+    if note not in _SAID:
+        _SAID.add(note)
+        print(note, file=sys.stderr)
+
+
 def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[str, str] | None = None) -> list[Group]:
     """Our groups: ok trials of results/<study>/<family>.jsonl (see :func:`study_rows`), labelled by each family file."""
     cfg = study_config(study)
     parts, failed = study_rows(study, results_dir)
     for name, count in failed.items():
-        print(f"note: {count} failed trial(s) of {study}/{name} are not part of its curve", file=sys.stderr)
+        _once(f"note: {count} failed trial(s) of {study}/{name} are not part of its curve")
     floor = study_floor(study)
     for name, count in floored_counts(parts).items():
         if count:
-            print(f"note: {count} trial(s) of {study}/{name} count at the floor {floor.value:g} ({floor.rule})", file=sys.stderr)
+            _once(f"note: {count} trial(s) of {study}/{name} count at the floor {floor.value:g} ({floor.rule})")
     groups = []
     for name, part in parts.items():
         label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
