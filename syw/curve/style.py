@@ -168,10 +168,14 @@ def duration_label(seconds: float) -> str:
 
 
 def time_ticks(ax) -> None:
-    """Round durations as ticks of a time axis (:func:`round_time_ticks` over its limits); where fewer
-    than two fall inside, the locator's places labelled by :func:`duration_label` (never all "0 s")."""
-    ticks = round_time_ticks(*sorted(ax.get_xlim()))
+    """Round durations as ticks of a time axis (:func:`round_time_ticks` over its limits), and its left end labelled
+    when the first round one lies more than twice as far; where fewer than two fall inside, the locator's places
+    labelled by :func:`duration_label` (never all "0 s")."""
+    low, high = sorted(ax.get_xlim())
+    ticks = round_time_ticks(low, high)
     if len(ticks) >= 2:
+        if low > 0 and min(ticks.values()) > 2 * low:  # no round duration near the left end: label it as it is
+            ticks = {duration_label(low): low, **ticks}
         ax.set_xticks(list(ticks.values()), list(ticks.keys()))
         ax.minorticks_off()
     else:

@@ -71,3 +71,16 @@ def test_the_bands_are_clipped_to_the_axes(result):
         assert np.all(y[np.isfinite(y)] >= low) and np.all(y[np.isfinite(y)] <= high)
     assert max(np.nanmax(line.get_ydata()) for line in dashed) == pytest.approx(high)  # the upper edge runs off: clipped
     plt.close(ax.figure)
+
+
+def test_a_time_axis_is_labelled_at_its_left_end():
+    """Issue 75 item 8: Figure 4's axis ran from 20 min with its first label at 1 h; the left end now has its own."""
+    from syw.curve.style import plt, time_ticks
+
+    fig, ax = plt.subplots()
+    ax.set_xscale("log")
+    ax.set_xlim(1210, 20000)
+    time_ticks(ax)
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    plt.close(fig)
+    assert labels[0] == "20.2min" and labels[1:] == ["1h", "2h", "4h"]
