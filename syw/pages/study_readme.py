@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syw.core.entry import Parser, run_main
+from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO
 from syw.core.records import check_complete
 from syw.pages.readme_data import FactError, NeedsData
@@ -220,8 +221,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--study", help="only results/<study>/README.md")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a README's numbers differ")
     p.add_argument("--results", type=Path, default=REPO / "results", help="the folder of our trial records")
+    p.add_argument("--allow-unverified", action="store_true", help=OVERRIDE_HELP)
     args = p.parse_args(argv)
     check_complete(args.results)  # a page counts every record: one that does not parse stops it
+    require_verified(args.results, allow=args.allow_unverified)  # and every record as written: an edited one stops it
     return run(args.results, args.study, args.check)
 
 

@@ -44,5 +44,5 @@ def test_the_replay_decides_lr_at_n_1_and_5_and_nothing_at_20(capsys):
     assert sequential_replay.main([]) == 0
     out = capsys.readouterr().out
     # every 20 trials, O'Brien-Fleming-type, Bonferroni over n = 1, 5, 20
-    assert "| every 20, obrien-fleming, bonferroni (0.0167 per n) | lr at 80 | lr at 160 | none by 200 | 200 | undecided |" in out
-    assert "| every 20, naive, none (0.0500 per n) | lr at 20 | lr at 80 | none by 200 | 200 | undecided |" in out
+    assert "| every 20, obrien-fleming, bonferroni (0.0167 per n) | lr at 80 | lr at 160 | none by 200 | 200 | 2 of 3 |" in out
+    assert "| every 20, naive, none (0.0500 per n) | lr at 20 | lr at 80 | none by 200 | 200 | 2 of 3 |" in out

@@ -15,7 +15,7 @@ from syw.core.manifest import HEADER
 from syw.core.paths import REPO
 from syw.curve.command import main as curve_main
 from syw.figures import __main__ as figures
-from syw.pages import verdicts
+from syw.pages import study_readme, verdicts
 from tests.support.light import run_light
 
 EDITED = 17  # the CNN line whose score is changed
@@ -52,7 +52,8 @@ def test_every_committed_records_file_has_a_manifest_it_matches(capsys):
     assert records and sorted(p for p in tracked if p.endswith(".jsonl.sha256")) == [f"{p}.sha256" for p in records]
     for path in records:
         header = (REPO / f"{path}.sha256").read_text().splitlines()[0]
-        assert header == f"{HEADER}; made 2026-12-05 from the records as committed, which it attests only from that date"
+        assert header in (f"{HEADER}; made 2026-12-05 from the records as committed, which it attests only from that date",
+                          f"{HEADER}; begun 2026-12-05 with the records file"), path  # or the runner's own, from its first line
     assert main(["verify", str(REPO / "results")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == f"{len(records)} records files: all OK" and len(out) == len(records) + 1
@@ -76,7 +77,8 @@ def refused(capsys, command, argv: list[str]) -> str:
 def test_the_figures_refuse_the_edited_records_with_the_file_and_line(results, tmp_path, capsys, argv):
     out = tmp_path / "out"
     writes = [] if argv[0] == "readme" else ["--out", str(out)]
-    err = refused(capsys, figures.main, [*argv, "--results", str(results), *writes])
+    command, argv = (study_readme.main, argv[1:]) if argv[0] == "readme" else (figures.main, argv)
+    err = refused(capsys, command, [*argv, "--results", str(results), *writes])
     assert err == (f"error: {mismatch(results)}; restore the records (git checkout); syw verify {results} checks them all; "
                    "--allow-unverified (or SYW_ALLOW_UNVERIFIED=1) reads them anyway\n")
     assert not out.exists()
@@ -86,7 +88,7 @@ def test_verdicts_provenance_learning_curves_and_curve_refuse_them_too(results, 
     for command in (["provenance", str(results / "sst5")], ["learning-curve", "--study", "sst5", "--results", str(results)]):
         err = refused(capsys, main, command)
         assert err.startswith(f"error: {mismatch(results)}; ")
-    assert sorted(p.name for p in (results / "sst5").iterdir() if not p.name.endswith((".jsonl", ".sha256"))) == ["run.log"]
+    assert sorted(p.name for p in (results / "sst5").iterdir() if not p.name.endswith((".jsonl", ".sha256"))) == ["README.md", "run.log"]
     err = refused(capsys, verdicts.main, ["--results", str(results), "--out", str(tmp_path / "verdicts.md")])
     assert err.startswith(f"error: {mismatch(results)}; ") and not (tmp_path / "verdicts.md").exists()
     err = refused(capsys, curve_main, ["curve", str(results / "sst5"), "--out", str(tmp_path / "curve")])

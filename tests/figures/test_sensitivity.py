@@ -93,7 +93,7 @@ def test_the_committed_sst5_cnn_and_scitail_reduced_records(tmp_path):
 def test_the_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["sensitivity"])
-    assert exit_.value.code == 2 and "syw sensitivity: error: the following arguments are required: --study" in \
+    assert exit_.value.code == 2 and "error: syw sensitivity: the following arguments are required: --study" in \
         capsys.readouterr().err
     assert run_main(main, ["sensitivity", "--study", "toy", "--results", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -81,7 +81,7 @@ def test_budget_claims_on_constructed_trials_hit_each_verdict():
     assert str(read(REACH, easy).verdict) == "contradicts at 95%"
     hard = {"cnn": Group("cnn", _grid(0.37, 0.03, 50))}  # not located with 50 trials (the limit is 9)
     reading = read(REACH, hard)
-    assert str(reading.verdict) == "undecided with 50 trials" and "cannot be located with 50 trials" in reading.interval
+    assert str(reading.verdict) == "undecided with 50 trials" and "nothing can be located with 50 trials" in reading.interval
     assert reading.point.startswith("cnn: n = ") and reading.point.endswith("; N = 50)")
     fewer = {"cnn": Group("cnn", _grid(0.3775, 0.02, 200))}
     assert (budget_interval(fewer["cnn"].scores, 0.395).low, str(read(REACH, fewer).verdict)) == (10, "undecided with 200 trials")

@@ -92,19 +92,21 @@ def test_every_claim_of_every_source_has_a_three_valued_verdict_with_its_interva
     from the intervals, the interval it reads, and its point estimate labelled apart; a study that cannot test a claim
     says why and, where it has records (a reduced study), gives its own reading as evidence."""
     text = (REPO / "docs" / "verdicts.md").read_text(encoding="utf-8")
-    rows = [line for line in text.splitlines() if line.startswith("| ") and line.count(" | ") == 4
+    rows = [line for line in text.splitlines() if line.startswith("| ") and line.count(" | ") == 5
             and not line.startswith("| the paper says") and not line.startswith("| Melis et al. say")
             and not line.startswith(("| n |", "| 1 |", "| 5 |", "| 20 |"))]  # sst5_as_run_200's table of its own rule
     assert len(rows) >= 30
     decided = 0
     for line in rows:
-        _, records, point, interval, said = [c.strip() for c in line.strip("|").split(" | ")]
+        _, records, point, interval, said, settle = [c.strip() for c in line.strip("|").split(" | ")]
         if said.startswith("cannot be tested here (data: "):
             assert (point, interval) == ("-", "-") or "no seed reruns" in said, line
             continue
         evidence = said.split("; as evidence: ")[-1] if said.startswith("cannot be tested here (scale: ") else said
         assert THREE.match(evidence), line
         assert interval != "-" and any(ch.isdigit() for ch in interval), line  # the interval the verdict reads
+        if said.startswith("undecided"):  # issue 73: and the trials per family that would decide it
+            assert "trials per family" in settle and any(ch.isdigit() for ch in settle), line
         decided += 1
     assert decided >= 15
     assert "point estimate (not a verdict)" in text and "No verdict" not in text

@@ -27,15 +27,16 @@ def first_overtaking(leader: list[float], other: list[float], n_max: int) -> int
 
 
 def rows_of(text: str, claim: str) -> dict[str, list[str]]:
-    """A claim's rows of docs/verdicts.md, by records: [point estimate, 95% interval, verdict]."""
+    """A claim's rows of docs/verdicts.md, by records: [point estimate, 95% interval, verdict] (the sixth column,
+    what would decide it, is read by test_verdict_wording)."""
     lines = text.splitlines()
     first = next(k for k, line in enumerate(lines) if line.startswith(f"| {claim} |"))
     out = {}
     for line in lines[first:]:
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
-        if len(cells) != 5 or (cells[0] and cells[0] != claim) or not line.startswith("|"):
+        if len(cells) != 6 or (cells[0] and cells[0] != claim) or not line.startswith("|"):
             break
-        out[cells[1]] = cells[2:]
+        out[cells[1]] = cells[2:5]
     return out
 
 
@@ -89,7 +90,7 @@ def test_the_authors_trials_by_the_rules_with_these_numbers(tmp_path):
     assert (reach, rounded) == (17, 17)  # the paper's text says 16
     theirs = rows_of(text, "the CNN needs 16 trials to reach 0.395")["the authors' trials"]
     assert theirs == [f"CNN: n = {reach} ({rounded} at 3 decimals, 13.2 min; N = 50)",
-                      "CNN to 0.395: 7 to beyond 9: cannot be located with 50 trials", "undecided with 50 trials"]
+                      "CNN to 0.395: 7 to beyond 9, the limit budget: beyond it nothing can be located with 50 trials", "undecided with 50 trials"]
     theirs = rows_of(text, "LR is better up to about 10 trials")["the authors' trials"]
     assert theirs[0] == f"CNN overtakes LR at n = {first_overtaking(lr, cnn, 50)} (Eq. 8)"
     assert theirs[1].endswith("LR at n = 1; none at n = 5-9; past the limit n = 9 at n = 10-20")
@@ -98,13 +99,15 @@ def test_the_authors_trials_by_the_rules_with_these_numbers(tmp_path):
     exact, rounded = oracle.first_reaching(bidaf, 0.677, 128), oracle.first_reaching(bidaf, 0.677, 128, decimals=3)
     theirs = rows_of(text, "BiDAF needs about 18 GPU days, 55 trials, to match 0.677")["the authors' trials"]
     assert theirs[0].startswith(f"BiDAF: n = {exact} ({rounded} at 3 decimals")
-    assert theirs[1:] == ["BiDAF to 0.677: 19 to beyond 24: cannot be located with 128 trials", "undecided with 128 trials"]
+    assert theirs[1:] == ["BiDAF to 0.677: 19 to beyond 24, the limit budget: beyond it nothing can be located with 128 trials",
+                          "undecided with 128 trials"]
     scitail = oracle.authors_trials(FIGURES[3].paper, oracle.study_floor(FIGURES[3].study))
     needs = {f: oracle.first_reaching(scitail[f]["scores"], ref, 100, decimals=3) for f, ref in FIGURES[3].references.items()}
     assert (needs["ngram"], needs["dgem"]) == (2, 20)  # the paper: from 2 (n-gram) to 20 (DGEM)
     theirs = rows_of(text, PAPER_CLAIMS[3][0])["the authors' trials"]
     assert theirs[0] == f"n-gram baseline {needs['ngram']}, DAM {needs['dam']}, ESIM {needs['esim']}, DGEM {needs['dgem']} (3 decimals)"
-    assert theirs[1:] == ["n-gram baseline to 0.65: 2-2; DGEM to 0.796: 10 to beyond 18: cannot be located with 100 trials",
+    assert theirs[1:] == ["n-gram baseline to 0.65: 2-2; DGEM to 0.796: 10 to beyond 18, the limit budget: beyond it nothing "
+                          "can be located with 100 trials",
                           "undecided with 100 trials"]  # the n-gram end supports, DGEM's is not located
     said = [rows_of(text, claim)["the authors' trials"][2] for claim in PAPER_CLAIMS[2]]
     assert said == ["supports at 95%", "undecided with 50 trials per family", "undecided with 50 trials per family"]
