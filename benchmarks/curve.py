@@ -151,8 +151,8 @@ def main(argv: list[str] | None = None) -> int:
           f"the largest N within twice N = 50: {'met' if ratio[sizes[-1]] <= 2 else 'missed'}")
     print(f"\nstart-up at N = 50 (best of {args.repeat}): with figures {best[50]:.2f} s, --no-figure "
           f"{best['no figure']:.2f} s ({imported})")
-    print(f"{args.million:,} trials in 2 groups, --no-figure: {seconds:.1f} s, peak memory {megabytes:,.0f} MB "
-          + (f"(issue 72, at 1,000,000: at most 10 s and 1 GB: {'met' if seconds <= 10 and megabytes <= 1024 else 'missed'}); "
+    print(f"{args.million:,} trials in 2 groups, --no-figure: {seconds:.1f} s, peak memory {megabytes:,.0f} MB"
+          + (f" (issue 72, at 1,000,000: at most 10 s and 1 GB: {'met' if seconds <= 10 and megabytes <= 1024 else 'missed'}); "
              if args.million == 1_000_000 else "; ")
           + f"opda's average_tuning_curve on one group of {args.million:,} at 233 budgets: {opda:.1f} s")
     return 0
