@@ -48,8 +48,9 @@ from syw.analysis.compare import (
     difference,  # noqa: E402
     first_crossing,  # noqa: E402
 )
+from syw.analysis.equivalence import equivalence  # noqa: E402
 from syw.analysis.expected_max import expected_max  # noqa: E402
-from syw.analysis.inference import budget_interval, compare, equivalence, limit_budget  # noqa: E402
+from syw.analysis.inference import budget_interval, compare, limit_budget  # noqa: E402
 from syw.core.entry import run_main  # noqa: E402
 
 CONFIDENCE = 0.95

@@ -31,7 +31,7 @@ Two kinds of claim:
   0.40 with 30% failed trials; docs/syw.md, ``benchmarks/inference.py``). ``adjust="maxt"``: the single step; ``"bonferroni"``. A budget with a
   leader gets its step's critical value, so its interval shows the sign claimed, not a simultaneous
   bound on the size.
-- **equivalence** (:func:`equivalence`, budgets stated in advance): "A and B are within +-margin at n",
+- **equivalence** (:func:`syw.analysis.equivalence.equivalence`, budgets stated in advance): "A and B are within +-margin at n",
   two one-sided tests (TOST) at level alpha on the same statistics, pointwise.
 
 No leader is named and no equivalence certified beyond :func:`limit_budget`, where no assumption-free
@@ -280,62 +280,6 @@ def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets
 
 
 @dataclass(frozen=True)
-class Equivalence:
-    """Whether the curves of A and B lie within +-``margin`` of each other at each budget ``ns``: V_n^A - V_n^B
-    (``estimate``, positive: A better), its 1 - 2 alpha interval [``low``, ``high``] and the TOST p (the larger
-    one-sided p; NaN past ``limit``, where nothing is certified). ``certified()`` where p <= alpha."""
-
-    names: tuple[str, str]
-    ns: np.ndarray
-    margin: float
-    estimate: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    p: np.ndarray
-    confidence: float
-    limit: int
-    sizes: tuple[int, int]
-
-    def certified(self) -> np.ndarray:
-        """At each n: are A and B within +-margin at the stated confidence?"""
-        return np.nan_to_num(self.p, nan=1.0) <= 1.0 - self.confidence
-
-    def sentence(self) -> str:
-        """E.g. "A and B are within +-0.01 at n = 1, 5 at 95%; undecided with 50 and 50 trials at n = 10"."""
-        sure = self.certified()
-        parts = [f"{self.names[0]} and {self.names[1]} are within +-{self.margin:g} at n = "
-                 f"{', '.join(map(str, self.ns[sure].tolist()))} at {self.confidence:.0%}"] if sure.any() else []
-        if not sure.all():
-            parts.append(f"undecided with {self.sizes[0]} and {self.sizes[1]} trials at n = "
-                         f"{', '.join(map(str, self.ns[~sure].tolist()))}")
-        return "; ".join(parts)
-
-
-def equivalence(scores_a, scores_b, margin: float, ns: Budgets, confidence: float = 0.95,
-                names: tuple[str, str] = ("A", "B"), maximize: bool = True) -> Equivalence:
-    """Are A and B within +-``margin`` at budgets ``ns``? Two one-sided tests (Schuirmann 1987) on the statistics
-    of :func:`compare`: |V_n^A - V_n^B| < margin is certified at n when (d - margin) / se < -t and
-    (d + margin) / se > t, t = Student's (1 - alpha) quantile at the Welch-Satterthwaite df, i.e. when the
-    1 - 2 alpha interval lies inside (-margin, margin). Each budget at level alpha = 1 - confidence, stated
-    in advance (pointwise; "within the margin at every listed n" needs no correction). Nothing is certified
-    past :func:`limit_budget` or where the spread is unmeasured (every relevant trial tied)."""
-    alpha = _alpha(confidence)
-    if not (np.isfinite(float(margin)) and float(margin) > 0):
-        raise ValueError(f"margin must be a positive number, got {margin}")
-    xa, xb = _groups(scores_a, scores_b, names, maximize)
-    size = min(xa.size, xb.size)
-    budgets = _unique(check_budgets(ns, n_max=size))
-    limit = limit_budget(size, confidence)
-    est, se, df, live, _, _, _ = _jackknife_t(xa, xb, budgets, limit)
-    p, half = np.full(budgets.size, np.nan), np.full(budgets.size, np.inf)
-    d = float(margin)
-    p[live] = np.maximum(t_sf((est[live] + d) / se[live], df[live]), t_sf((d - est[live]) / se[live], df[live]))
-    half[live] = t_isf(alpha, df[live]) * se[live]
-    return Equivalence((str(names[0]), str(names[1])), budgets, d, est, est - half, est + half, p, float(confidence),
-                       limit, (xa.size, xb.size))
-
-
-@dataclass(frozen=True)
 class BudgetInterval:
     """The first n whose expected best reaches ``target``: ``estimate`` (None: not within the N trials)
     and the interval [low, high] at the stated confidence. ``low`` = limit + 1: not reached by the
@@ -411,5 +355,5 @@ def limit_lines(diffs: list[Difference], sizes: dict[str, int]) -> list[str]:
     return out
 
 
-__all__ = ["ADJUST", "BudgetInterval", "Equivalence", "budget_interval", "compare", "equivalence", "jackknife_t",
+__all__ = ["ADJUST", "BudgetInterval", "budget_interval", "compare", "jackknife_t",
            "jackknife_variance", "limit_budget", "limit_lines", "rule", "shown_budgets", "trials_needed"]

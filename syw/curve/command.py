@@ -12,17 +12,18 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from syw.analysis.bands import parse_statistic, statistic_name
+from syw.analysis.bands import statistic_name
 from syw.analysis.compare import difference_table
 from syw.analysis.curves import Options, band_bounds, cost_table
+from syw.analysis.equivalence import equivalence
 from syw.analysis.floors import Floor, sway_note
 from syw.analysis.forecast import MODELS, VERDICT
-from syw.analysis.inference import equivalence
 from syw.core.entry import Parser, check_writable, naming, positive_int, run_main
 from syw.core.manifest import OVERRIDE_HELP, allow_unverified
 from syw.core.paths import CONF_DIR
 from syw.curve import sequential as sequential_option
 from syw.curve.api import GROUP, Curves, curves, read
+from syw.curve.arguments import fraction, relabelling, statistic, target
 from syw.curve.prepare import check_targets
 from syw.curve.rows import POLICIES
 from syw.curve.sources import SOURCES, kinds_help
@@ -51,39 +52,6 @@ examples:
   syw curve sqlite:///study.db --study tuning --bands --forecast 100
   syw curve sst5_cnn_lr_search.tsv --target "0.395=the paper's example" --out fig1/
 """
-
-
-def _target(text: str) -> tuple[float, str]:
-    value, _, note = text.partition("=")
-    try:
-        return float(value), note.strip()
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a target: use a number, e.g. 0.9 or 0.9=why") from None
-
-
-def _label(text: str) -> tuple[str, str]:
-    old, sep, new = text.partition("=")
-    if not sep or not old or not new:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a relabelling: use OLD=NEW, e.g. svc-random=SVC")
-    return old, new
-
-
-def _statistic(text: str):
-    try:
-        return parse_statistic(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def fraction(text: str) -> float:
-    """argparse type: a level or probability strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{value} is not a level: it must be between 0 and 1")
-    return value
 
 
 STUDY_HELP = "the Optuna study's name (default: every study of the storage, each a group); repeatable: each study is read"
@@ -125,7 +93,7 @@ def parser() -> argparse.ArgumentParser:
                    "several: one figure (a curve per source, or per group)")
     add_reading(p)
     draw = p.add_argument_group("what to draw and compute")
-    draw.add_argument("--statistic", type=_statistic, default=None, metavar="mean|median|q=Q",
+    draw.add_argument("--statistic", type=statistic, default=None, metavar="mean|median|q=Q",
                       help="the curve: mean (Eq. 8, default), median or another quantile of the best of n "
                            "(Lourie et al. 2024), each with its bands")
     draw.add_argument("--compare", nargs=2, metavar=("A", "B"),
@@ -156,7 +124,7 @@ def parser() -> argparse.ArgumentParser:
                       help="the score's possible range, which the bands need (default 0 1 when scores lie there)")
     draw.add_argument("--band-method", default="ks", choices=("dkw", "ks", "ld_equal_tailed", "ld_highest_density"),
                       help="opda's CDF band (default ks)")
-    draw.add_argument("--target", type=_target, action="append", default=[], metavar="VALUE[=WHY]",
+    draw.add_argument("--target", type=target, action="append", default=[], metavar="VALUE[=WHY]",
                       help="a score to reach, with where it comes from; repeatable. The report gives each "
                            "group's budget to reach it, the figure a line")
     draw.add_argument("--forecast", type=positive_int, metavar="N", help="forecast the expected max up to n = N past "
@@ -179,7 +147,7 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--title", help="the figure's title (default: Expected validation performance: <score>)")
     out.add_argument("--ylabel", help="the y axis label (default: Expected best <score>; an Optuna study's value "
                      "is the validation value)")
-    out.add_argument("--label", type=_label, action="append", default=[], metavar="OLD=NEW",
+    out.add_argument("--label", type=relabelling, action="append", default=[], metavar="OLD=NEW",
                      help="call group OLD NEW in the figure; repeatable")
     out.add_argument("--ylim", type=float, nargs=2, metavar=("LOW", "HIGH"),
                      help="the y axis's range (default: what is drawn), e.g. to show a crossover a weak group squeezes")
@@ -252,7 +220,7 @@ def check_apart(folder: Path, sources: list[str]) -> None:
 
 
 def _equivalence(result: Curves, args: argparse.Namespace) -> str:
-    """The report's section for ``--margin``: where A and B are certified within +-D (``syw.analysis.inference.equivalence``)."""
+    """The report's section for ``--margin``: where A and B are certified within +-D (``syw.analysis.equivalence.equivalence``)."""
     a, b = args.compare
     found = equivalence(result[a].scores, result[b].scores, args.margin, args.at, confidence=args.confidence,
                         names=(a, b), maximize=result.prepared.maximize)

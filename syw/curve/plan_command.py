@@ -15,7 +15,8 @@ from pathlib import Path
 from syw.analysis.power import CAP, DRAWS, METHODS
 from syw.core.entry import Parser, check_writable, naming, positive_int, run_main
 from syw.curve.api import curves
-from syw.curve.command import add_reading, fraction, read_args
+from syw.curve.arguments import fraction
+from syw.curve.command import add_reading, read_args
 from syw.curve.sources import SOURCES
 
 DESCRIPTION = """\

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from syw.analysis.inference import equivalence, jackknife_variance, limit_budget
+from syw.analysis.equivalence import equivalence
+from syw.analysis.inference import jackknife_variance, limit_budget
 
 Z95 = stats.norm.isf(0.05)  # the one-sided 5% point: TOST at 95% certifies |d| < margin - Z95 x SE (large N)
 
