@@ -93,13 +93,16 @@ def verdicts_table(a: Args) -> str:
 
 def sources_table(a: Args) -> str:
     """The kinds of source ``syw curve`` reads, from its registry (``syw.curve.sources.SOURCES``), in the order
-    it tries them."""
-    rows = [[f"`{k.name}`", k.what, f"`pip install '.[{k.extra}]'`" if k.extra else "-"] for k in SOURCES]
-    return _markdown(["kind", "what is read", "needs"], rows)
+    it tries them; ``what=no`` leaves out what each reads (the README's short form)."""
+    if a.get("what") not in (None, "no"):
+        raise FactError(f"what={a.get('what')!r}: leave it out, or what=no for the short table")
+    brief = a.get("what") == "no"
+    rows = [[f"`{k.name}`", *([] if brief else [k.what]), f"`pip install '.[{k.extra}]'`" if k.extra else "-"] for k in SOURCES]
+    return _markdown(["kind", *([] if brief else ["what is read"]), "needs"], rows)
 
 
 TABLES = {"results": (results_table, RESULTS_KEYS), "trials": (trials_table, TRIALS_KEYS),
-          "verdicts": (verdicts_table, set()), "sources": (sources_table, set())}
+          "verdicts": (verdicts_table, set()), "sources": (sources_table, {"what"})}
 
 
 def compute_table(kind: str, values: dict[str, str], default_study: Path | None, results: Path) -> str:
