@@ -41,113 +41,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
 from syw.analysis.compare import Difference
-from syw.analysis.expected_max import Budgets, check_budgets, check_scores, expected_max_unbiased
+from syw.analysis.expected_max import Budgets, check_budgets, expected_max_unbiased
+from syw.analysis.jackknife import Spread, _apply, _deviations, _kish_dof, _sorted, spread
 from syw.analysis.multiplicity import FIRST_SHARE, first_then_rest, maxt, stepdown
-from syw.analysis.multiplicity import MATRIX_CELLS as _MATRIX_CELLS
 from syw.analysis.student_t import normal_isf, normal_sf, t_isf, t_sf
-
-_CACHED_CELLS = 250_000  # weight matrices up to this size are cached (at most 64 of them: 128 MB)
-
 
 def _alpha(confidence: float) -> float:
     if not 0.0 < float(confidence) < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     return 1.0 - float(confidence)
-
-
-def _sorted(scores, maximize: bool, least: int = 1, what: str = "scores") -> np.ndarray:
-    arr = check_scores(scores)
-    if arr.size < least:
-        raise ValueError(f"{what} needs at least {least} scores, got {arr.size}")
-    return np.sort(arr if maximize else -arr)
-
-
-def _weights(size: int, n: int) -> np.ndarray:
-    """C(i-1, n-1) / C(size, n) for i = 1..size (read-only; cached for small sizes)."""
-    return _weights_cached(size, n) if size <= 2_000 else _weights_new(size, n)
-
-
-@lru_cache(maxsize=4096)
-def _weights_cached(size: int, n: int) -> np.ndarray:
-    return _weights_new(size, n)
-
-
-def _weights_new(size: int, n: int) -> np.ndarray:
-    """C(i-1, n-1) / C(size, n) for i = 1..size, from w_size = n / size by w_(i-1) = w_i (i-n)/(i-1),
-    accumulated in log space (no binomial overflows at size = 10,000) and renormalized to sum to 1."""
-    w = np.zeros(size)
-    i = np.arange(size, n - 1, -1, dtype=float)  # size, size - 1, ..., n
-    steps = np.log(i[:-1] - n) - np.log(i[:-1] - 1.0)
-    w[n - 1:] = np.exp(math.log(n / size) + np.concatenate(([0.0], np.cumsum(steps))))[::-1]
-    w /= w.sum()
-    w.flags.writeable = False  # cached: shared by every call
-    return w
-
-
-def _matrix(size: int, budgets: tuple[int, ...]) -> np.ndarray:
-    """The weights of V_n for ``size`` trials, one row per budget (read-only)."""
-    if not budgets:
-        return np.empty((0, size))
-    if size * len(budgets) <= _CACHED_CELLS:
-        return _matrix_cached(size, budgets)
-    return np.vstack([_weights(size, n) for n in budgets])
-
-
-@lru_cache(maxsize=64)
-def _matrix_cached(size: int, budgets: tuple[int, ...]) -> np.ndarray:
-    out = np.vstack([_weights(size, n) for n in budgets])
-    out.flags.writeable = False
-    return out
-
-
-def _apply(x: np.ndarray, budgets: np.ndarray) -> np.ndarray:
-    """V_n of the sorted sample x at each budget, with the jackknife's own renormalized weights: exact where
-    a target equals a curve value (expected_max_unbiased's product weights can fall an ulp short there)."""
-    if budgets.size * x.size <= _MATRIX_CELLS:
-        return _matrix(x.size, tuple(int(n) for n in budgets)) @ x
-    return np.array([_weights(x.size, int(n)) @ x for n in budgets])
-
-
-def _kish_dof(size: int, budgets: np.ndarray) -> np.ndarray:
-    """1 / sum w_i^2 - 1 for the V_n weights: N - 1 at n = 1, about 9 at the limit budget."""
-    if budgets.size * size <= _MATRIX_CELLS:
-        return 1.0 / np.sum(_matrix(size, tuple(int(n) for n in budgets)) ** 2, axis=1) - 1.0
-    return np.array([1.0 / np.sum(_weights(size, int(n)) ** 2) - 1.0 for n in budgets])
-
-
-def _deviations(x: np.ndarray, budgets: np.ndarray) -> np.ndarray:
-    """Centred leave-one-out estimates V_n,(j) - mean_j, shape (len(budgets), N), for n < N.
-
-    Dropping the j-th order statistic keeps the ranks below it and lowers those above it by one, so
-    V_n,(j) = sum_{i<j} w'_i x_i + sum_{i>j} w'_(i-1) x_i with w' the weights for N - 1 trials:
-    a prefix plus a suffix sum, O(N) per budget."""
-    xc = x - np.median(x)  # every V_(j) is a weighted mean: centring only removes cancellation
-    out = np.empty((budgets.size, x.size))
-    chunk = max(1, _MATRIX_CELLS // max(x.size, 1))
-    for start in range(0, budgets.size, chunk):
-        part = budgets[start:start + chunk]
-        w = _matrix(x.size - 1, tuple(int(n) for n in part))
-        zero = np.zeros((part.size, 1))
-        prefix = np.hstack((zero, np.cumsum(w * xc[:-1], axis=1)))
-        suffix = np.hstack((np.cumsum((w * xc[1:])[:, ::-1], axis=1)[:, ::-1], zero))
-        loo = prefix + suffix
-        out[start:start + chunk] = loo - loo.mean(axis=1, keepdims=True)
-    return out
-
-
-def jackknife_variance(scores, ns: Budgets, maximize: bool = True) -> np.ndarray:
-    """(N-1)/N sum_j (V_n,(j) - mean_j)^2, the jackknife variance of V_n, for n < N (s^2 / N at n = 1)."""
-    x = _sorted(scores, maximize, least=2, what="the jackknife")
-    budgets = check_budgets(ns)
-    if budgets.max() >= x.size:
-        raise ValueError(f"the jackknife of V_n needs n < N = {x.size} (it recomputes V_n on N - 1 trials), "
-                         f"got n = {int(budgets.max())}")
-    return (x.size - 1) / x.size * np.sum(_deviations(x, budgets) ** 2, axis=1)
 
 
 def limit_budget(size: int, confidence: float = 0.95) -> int:
@@ -204,21 +110,21 @@ def _unique(budgets: np.ndarray) -> np.ndarray:
     return budgets
 
 
-def _jackknife_t(xa: np.ndarray, xb: np.ndarray, budgets: np.ndarray, limit: int):
+def _jackknife_t(xa: np.ndarray, xb: np.ndarray, budgets: np.ndarray, limit: int, covariance: bool = False):
     """V_n^A - V_n^B, its jackknife SE and Welch-Satterthwaite df (Kish's per group), where a claim is
-    possible (``live``: n <= limit and se > 0; NaN elsewhere), and the centred leave-one-out estimates
-    of each group at the budgets up to the limit (``ok``)."""
+    possible (``live``: n <= limit and se > 0; NaN elsewhere), and each group's :class:`Spread` at the
+    budgets up to the limit (``ok``), with its covariance across them when ``covariance``."""
     est = expected_max_unbiased(xa, budgets) - expected_max_unbiased(xb, budgets)
     ok = budgets <= limit  # the jackknife is needed only where a claim is possible
-    dev_a, dev_b = _deviations(xa, budgets[ok]), _deviations(xb, budgets[ok])
+    spread_a, spread_b = spread(xa, budgets[ok], covariance), spread(xb, budgets[ok], covariance)
     var_a, var_b, df = (np.full(budgets.size, np.nan) for _ in range(3))
-    var_a[ok] = (xa.size - 1) / xa.size * np.sum(dev_a**2, axis=1)
-    var_b[ok] = (xb.size - 1) / xb.size * np.sum(dev_b**2, axis=1)
+    var_a[ok], var_b[ok] = spread_a.var, spread_b.var
     se = np.sqrt(var_a + var_b)
     live = ok & (np.nan_to_num(se) > 0)  # se = 0: every relevant trial tied, the spread is unmeasured
-    df[live] = (var_a[live] + var_b[live]) ** 2 / (var_a[live] ** 2 / _kish_dof(xa.size, budgets[live])
-                                                   + var_b[live] ** 2 / _kish_dof(xb.size, budgets[live]))
-    return est, se, df, live, ok, dev_a, dev_b
+    keep = live[ok]
+    df[live] = (var_a[live] + var_b[live]) ** 2 / (var_a[live] ** 2 / spread_a.dof[keep]
+                                                   + var_b[live] ** 2 / spread_b.dof[keep])
+    return est, se, df, live, ok, spread_a, spread_b
 
 
 def jackknife_t(scores_a, scores_b, at: Budgets, confidence: float = 0.95,
@@ -254,7 +160,8 @@ def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets
     chosen = at if at is not None else ns if ns is not None else shown_budgets(size)
     budgets = _unique(check_budgets(chosen, n_max=size))
     limit = limit_budget(size, confidence)
-    est, se, df, live, ok, dev_a, dev_b = _jackknife_t(xa, xb, budgets, limit)
+    simultaneous = at is None and adjust != "bonferroni"
+    est, se, df, live, ok, spread_a, spread_b = _jackknife_t(xa, xb, budgets, limit, covariance=simultaneous)
     p = np.full(budgets.size, np.nan)
     p[live] = 2.0 * t_sf(np.abs(est[live] / se[live]), df[live])
     claim = "pointwise" if at is not None else "simultaneous"
@@ -267,11 +174,12 @@ def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets
         p[live] = np.minimum(1.0, p[live] * k)
     elif k:
         keep = live[ok]
+        cov = spread_a.covariance(keep) + spread_b.covariance(keep)
         z = normal_isf(np.maximum(p[live], 1e-300) / 2.0)  # each |T_n| as a normal deviate
         if adjust == "first":
-            c, p[live] = first_then_rest(dev_a[keep], dev_b[keep], z, p[live], int(np.argmin(budgets[live])), alpha)
+            c, p[live] = first_then_rest(cov, z, p[live], int(np.argmin(budgets[live])), alpha)
         else:
-            c, p[live] = (stepdown if adjust == "stepdown" else maxt)(dev_a[keep], dev_b[keep], z, alpha)
+            c, p[live] = (stepdown if adjust == "stepdown" else maxt)(cov, z, alpha)
         crit[live] = t_isf(normal_sf(c), df[live])
     half = np.full(budgets.size, np.inf)
     half[live] = crit[live] * se[live]
@@ -355,5 +263,4 @@ def limit_lines(diffs: list[Difference], sizes: dict[str, int]) -> list[str]:
     return out
 
 
-__all__ = ["ADJUST", "BudgetInterval", "budget_interval", "compare", "jackknife_t",
-           "jackknife_variance", "limit_budget", "limit_lines", "rule", "shown_budgets", "trials_needed"]
+__all__ = ["ADJUST", "BudgetInterval", "budget_interval", "compare", "jackknife_t", "limit_budget", "limit_lines", "rule", "shown_budgets", "trials_needed"]

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from syw.analysis.expected_max import check_scores, expected_max_unbiased
-from syw.analysis.inference import _deviations, _kish_dof, _sorted, limit_budget
+from syw.analysis.inference import limit_budget
+from syw.analysis.jackknife import _deviations, _kish_dof, _sorted
 from syw.analysis.student_t import t_isf
 
 

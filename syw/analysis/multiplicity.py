@@ -45,11 +45,9 @@ def _normal_draws(dim: int) -> np.ndarray:
     return out
 
 
-def _abs_draws(dev_a: np.ndarray, dev_b: np.ndarray) -> Iterator[np.ndarray]:
-    """Blocks of |Z| with Z ~ N(0, R), R the jackknife correlation of the differences over the budgets:
-    arrays of shape (budgets, draws in the block), :data:`MAXT_DRAWS` draws in all (fixed, seed 0)."""
-    cov = dev_a @ dev_a.T * ((dev_a.shape[1] - 1) / dev_a.shape[1])
-    cov += dev_b @ dev_b.T * ((dev_b.shape[1] - 1) / dev_b.shape[1])
+def _abs_draws(cov: np.ndarray) -> Iterator[np.ndarray]:
+    """Blocks of |Z| with Z ~ N(0, R), R the correlation of ``cov``, the jackknife covariance of the differences
+    over the budgets: arrays of shape (budgets, draws in the block), :data:`MAXT_DRAWS` draws in all (fixed, seed 0)."""
     sd = np.sqrt(np.diag(cov))
     vals, vecs = np.linalg.eigh(cov / np.outer(sd, sd))
     keep = vals > 1e-12 * vals.max()  # R is close to low rank when the budgets are many
@@ -66,10 +64,10 @@ def _quantile(top: np.ndarray, alpha: float) -> float:
     return float(top[math.ceil((1.0 - alpha) * top.size) - 1])
 
 
-def maxt(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def maxt(cov: np.ndarray, z: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Single step: the critical value c of max_k |Z_k| at every budget, and the adjusted
     p_k = P(max |Z| >= |z_k|): |z_k| > c exactly when p_k <= alpha."""
-    top = np.sort(np.concatenate([block.max(axis=0) for block in _abs_draws(dev_a, dev_b)]))
+    top = np.sort(np.concatenate([block.max(axis=0) for block in _abs_draws(cov)]))
     return np.full(z.size, _quantile(top, alpha)), 1.0 - np.searchsorted(top, np.abs(z), side="left") / top.size
 
 
@@ -97,7 +95,7 @@ def _step_down(crit: np.ndarray, z: np.ndarray) -> np.ndarray:
     return out
 
 
-def stepdown(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def stepdown(cov: np.ndarray, z: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Step-down max-|T| (Romano and Wolf 2005, Algorithm 2.1 with the Gaussian law of the jackknife T):
     budgets in order of |z|, the j-th is compared with the (1 - alpha) quantile c_j of the max of |Z| over it
     and those after it, until one is not beyond its c_j; those after keep that c. Rejects every budget the
@@ -105,7 +103,7 @@ def stepdown(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, alpha: float) 
     :data:`MAXT_DRAWS` draws at once. Returns each budget's c and adjusted p (the running maximum, in that
     order, of P(max over the rest >= |z_j|))."""
     order = np.argsort(-np.abs(z), kind="stable")
-    rest = np.concatenate([_running_max(block, order) for block in _abs_draws(dev_a, dev_b)], axis=1)
+    rest = np.concatenate([_running_max(block, order) for block in _abs_draws(cov)], axis=1)
     crit, tail = _steps(rest, z[order], alpha)
     out_c, out_p = np.empty(z.size), np.empty(z.size)
     out_c[order], out_p[order] = _step_down(crit, z[order]), np.maximum.accumulate(tail)
@@ -135,7 +133,7 @@ def _left(rest: np.ndarray, u: np.ndarray, z: np.ndarray, alpha: float, share: f
     return crit, r
 
 
-def first_then_rest(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, p: np.ndarray, first: int, alpha: float,
+def first_then_rest(cov: np.ndarray, z: np.ndarray, p: np.ndarray, first: int, alpha: float,
                     share: float = FIRST_SHARE) -> tuple[np.ndarray, np.ndarray]:
     """The default simultaneous claims (module doc): budget ``first`` (the smallest) at ``share`` x alpha by its
     own exact p, then the rest step down with the alpha left on the joint law, alpha passed on when either part
@@ -145,7 +143,7 @@ def first_then_rest(dev_a: np.ndarray, dev_b: np.ndarray, z: np.ndarray, p: np.n
     of the rest with n = 1's test counted in."""
     others = np.flatnonzero(np.arange(z.size) != first)
     order = others[np.argsort(-np.abs(z[others]), kind="stable")]
-    draws = np.concatenate(list(_abs_draws(dev_a, dev_b)), axis=1)
+    draws = np.concatenate(list(_abs_draws(cov)), axis=1)
     by_u = np.argsort(-draws[first], kind="stable")  # increasing n = 1 p-value per draw
     u = 2.0 * normal_sf(draws[first, by_u]) / share
     rest = _running_max(draws[:, by_u], order)

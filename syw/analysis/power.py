@@ -36,7 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from syw.analysis.expected_max import check_budgets, check_scores, expected_max
-from syw.analysis.inference import _kish_dof, _weights, limit_budget, trials_needed
+from syw.analysis.inference import limit_budget, trials_needed
+from syw.analysis.jackknife import _kish_dof, _weights
 from syw.analysis.student_t import t_isf
 
 METHODS = {"bootstrap": "resampled from bootstrap resamples of the pilot (its uncertainty averaged over)",
@@ -98,10 +99,10 @@ def _pilot(scores, name: str, maximize: bool) -> np.ndarray:
 
 
 def _jackknife_var(x: np.ndarray, n: int) -> np.ndarray:
-    """The jackknife variance of V_n for each row of x (sorted rows, n < columns), as inference.jackknife_variance.
+    """The jackknife variance of V_n for each row of x (sorted rows, n < columns), as jackknife.jackknife_variance.
 
     Leaving out x_(j+1) instead of x_(j) changes V_n by -w'_j (x_(j+1) - x_(j)), w' the weights for N - 1
-    trials (inference._deviations): the leave-one-out values are a running sum of gaps, so one cumulative
+    trials (syw.analysis.jackknife): the leave-one-out values are a running sum of gaps, so one cumulative
     sum gives them up to a shift, which the variance ignores (nor is there a cancellation to centre away)."""
     size = x.shape[1]
     loo = np.zeros(x.shape)

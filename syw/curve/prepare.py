@@ -159,7 +159,8 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
         rows["group"] = rows["source"]
     if group == STRATEGY:
         rows["group"] = rows["strategy"].fillna("random")
-    rows["group"] = rows["group"].astype(str).map(printable)  # every output shows the same, escaped, name
+    names = rows["group"].astype(str)
+    rows["group"] = names.map({name: printable(name) for name in names.unique()})  # every output shows the same, escaped, name
     info = parts[0][2]
     groups = [_group(str(name), part, info["duration"] is not None, where) for name, part in rows.groupby("group", sort=True)]
     read_as = pd.concat([i["frame"] for _, _, i in parts], ignore_index=True)  # positions match rows'

@@ -6,7 +6,8 @@ import pytest
 from scipy import stats
 
 from syw.analysis.equivalence import equivalence
-from syw.analysis.inference import jackknife_variance, limit_budget
+from syw.analysis.inference import limit_budget
+from syw.analysis.jackknife import jackknife_variance
 
 Z95 = stats.norm.isf(0.05)  # the one-sided 5% point: TOST at 95% certifies |d| < margin - Z95 x SE (large N)
 

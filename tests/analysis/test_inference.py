@@ -7,7 +7,8 @@ from scipy import stats
 
 from syw.analysis.compare import difference_table, first_crossing
 from syw.analysis.expected_max import expected_max_unbiased
-from syw.analysis.inference import budget_interval, compare, jackknife_variance, limit_budget, trials_needed
+from syw.analysis.inference import budget_interval, compare, limit_budget, trials_needed
+from syw.analysis.jackknife import jackknife_variance
 from syw.analysis.multiplicity import FIRST_SHARE, first_then_rest
 
 
@@ -168,27 +169,29 @@ def test_first_then_rest_p_values_are_its_decisions_at_every_level():
     assert named > 20
 
 
-def _deviations(seed: int, budgets: int, size: int = 40) -> tuple[np.ndarray, np.ndarray]:
-    """Centred leave-one-out rows of two groups (their correlation is the jackknife's R across budgets)."""
+def _covariance(seed: int, budgets: int, size: int = 40) -> np.ndarray:
+    """The covariance across budgets of the difference from centred leave-one-out rows of two groups (its
+    correlation is the jackknife's R)."""
     rng = np.random.default_rng(seed)
     base = rng.normal(size=(1, size))
     dev_a = 0.8 * base + 0.6 * rng.normal(size=(budgets, size))
     dev_b = rng.normal(size=(budgets, size))
-    return dev_a - dev_a.mean(axis=1, keepdims=True), dev_b - dev_b.mean(axis=1, keepdims=True)
+    dev_a, dev_b = dev_a - dev_a.mean(axis=1, keepdims=True), dev_b - dev_b.mean(axis=1, keepdims=True)
+    return (dev_a @ dev_a.T + dev_b @ dev_b.T) * ((size - 1) / size)
 
 
 def test_alpha_passes_to_n1_once_every_other_budget_is_decided():
     """p_1 = 0.048 lies between 0.9 alpha and alpha: named when every other budget is (then n = 1 is tested at
     alpha), not when they are all near zero (then only 0.9 alpha is n = 1's)."""
-    dev_a, dev_b = _deviations(1, 6)
+    cov = _covariance(1, 6)
     p1 = 0.048
     z1 = stats.norm.isf(p1 / 2)
     decided = np.array([z1, 6.0, 6.5, 7.0, 6.2, 6.8])
-    c, p = first_then_rest(dev_a, dev_b, decided, 2 * stats.norm.sf(decided), 0, 0.05)
+    c, p = first_then_rest(cov, decided, 2 * stats.norm.sf(decided), 0, 0.05)
     assert np.all(np.abs(decided) > c) and p[0] == pytest.approx(p1, rel=1e-12) and np.all(p[1:] < 1e-3)
     assert c[0] == pytest.approx(stats.norm.isf(0.025), rel=1e-9)
     quiet = np.array([z1, 0.1, -0.2, 0.3, 0.0, 0.2])
-    c, p = first_then_rest(dev_a, dev_b, quiet, 2 * stats.norm.sf(np.abs(quiet)), 0, 0.05)
+    c, p = first_then_rest(cov, quiet, 2 * stats.norm.sf(np.abs(quiet)), 0, 0.05)
     assert abs(quiet[0]) < c[0] == pytest.approx(stats.norm.isf(0.9 * 0.05 / 2), rel=1e-9)
     assert p[0] == pytest.approx(p1 / 0.9, rel=1e-12) and np.all(p[1:] > 0.5)
 
@@ -201,7 +204,7 @@ def test_the_rest_get_more_than_a_bonferroni_split_when_they_move_with_n1():
     dev = base + 0.05 * rng.normal(size=(5, 80))  # five budgets, correlation about 0.998
     dev -= dev.mean(axis=1, keepdims=True)
     z = np.array([1.0, 2.3, 2.2, 2.1, 2.0])
-    c, p = first_then_rest(dev, dev, z, 2 * stats.norm.sf(z), 0, 0.05)
+    c, p = first_then_rest(2 * dev @ dev.T, z, 2 * stats.norm.sf(z), 0, 0.05)
     assert np.all(np.abs(z[1:]) > c[1:]) and np.all(p[1:] <= 0.05) and np.all(c[1:] < 2.05)
     split = stats.norm.isf(0.1 * 0.05 / 2)
     assert split == pytest.approx(2.807, abs=1e-3) and np.all(c[1:] < split - 0.4)
