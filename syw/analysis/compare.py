@@ -26,8 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from syw.analysis.bands import Statistic, confidence_bands, statistic_name
+from syw.analysis.bands import confidence_bands
 from syw.analysis.expected_max import check_scores
+from syw.analysis.statistic import MEAN, Statistic
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Difference:
     low: np.ndarray
     high: np.ndarray
     confidence: float
-    q: Statistic
+    statistic: Statistic = MEAN
     method: str = "bands"  # "bands": the crossed CDF bands of this module; "jackknife": syw.analysis.inference
     claim: str = "simultaneous"  # every leader holds at once ("simultaneous") or each at its own pre-stated n
     limit: int | None = None  # the largest n at which the N trials allow an assumption-free claim (None: not stated)
@@ -74,7 +75,7 @@ class Crossing:
 
 
 def difference(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), *, confidence: float = 0.95,
-               bounds: tuple[float, float] = (0.0, 1.0), q: Statistic = None, maximize: bool = True,
+               bounds: tuple[float, float] = (0.0, 1.0), statistic: Statistic = MEAN, maximize: bool = True,
                method: str = "ks", n_max: int | None = None) -> Difference:
     """The band for curve(A) - curve(B) at n = 1..``n_max`` (default: the smaller N; see the module doc)."""
     a, b = check_scores(scores_a), check_scores(scores_b)
@@ -83,16 +84,16 @@ def difference(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), *, confi
     ns = np.arange(1, (n_max or min(a.size, b.size)) + 1)
     each = math.sqrt(confidence)  # independent groups: both bands hold with probability each^2
     low_a, point_a, high_a = confidence_bands(a, ns, confidence=each, bounds=bounds, maximize=maximize,
-                                              method=method, q=q)
+                                              method=method, statistic=statistic)
     low_b, point_b, high_b = confidence_bands(b, ns, confidence=each, bounds=bounds, maximize=maximize,
-                                              method=method, q=q)
+                                              method=method, statistic=statistic)
     with np.errstate(invalid="ignore"):  # inf - inf where neither band is bounded: no bound, below
         if maximize:
             estimate, low, high = point_a - point_b, low_a - high_b, high_a - low_b
         else:
             estimate, low, high = point_b - point_a, low_b - high_a, high_b - low_a
     return Difference(names, ns, estimate, np.where(np.isnan(low), -np.inf, low), np.where(np.isnan(high), np.inf, high),
-                      confidence, q, sizes=(a.size, b.size))
+                      confidence, statistic, sizes=(a.size, b.size))
 
 
 def runs(ns: list[int], labels: list) -> list[tuple]:
@@ -189,7 +190,7 @@ def sentence(diff: Difference, sizes: tuple[int, int] | None = None) -> str:
             parts.append(say("leads", who=who, other=b if who == a else a, span=_span(first, last), level=level))
     budgets = f"n = 1 to {diff.ns[-1]}" if diff.claim == "simultaneous" else f"n = {', '.join(map(str, diff.ns))}"
     shown = "" if diff.method == "bands" else f", {diff.claim} claims"
-    text = say("opening", statistic=statistic_name(diff.q).capitalize(), a=a, b=b, budgets=budgets, shown=shown,
+    text = say("opening", statistic=diff.statistic.name.capitalize(), a=a, b=b, budgets=budgets, shown=shown,
                parts="; ".join(parts))
     crossing = first_crossing(diff) if diff.claim == "simultaneous" else None
     if crossing is not None:
@@ -209,7 +210,7 @@ def sentence(diff: Difference, sizes: tuple[int, int] | None = None) -> str:
 def difference_table(diffs: list[Difference]) -> pd.DataFrame:
     """One row per pair and n: the estimate (positive: A better), its interval, who leads there at the stated
     confidence ('' when none), the kind of claim, the method, the limit budget and the p-value where there is one."""
-    return pd.concat([pd.DataFrame({"a": d.names[0], "b": d.names[1], "statistic": statistic_name(d.q), "n": d.ns,
+    return pd.concat([pd.DataFrame({"a": d.names[0], "b": d.names[1], "statistic": d.statistic.name, "n": d.ns,
                                     "a_better_by": d.estimate, "low": d.low, "high": d.high,
                                     "confidence": d.confidence, "leader": [w or "" for w in d.leader()],
                                     "claim": d.claim, "method": d.method,

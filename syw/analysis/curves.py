@@ -17,16 +17,17 @@ import numpy as np
 import pandas as pd
 
 from syw.analysis.adaptive import progress
-from syw.analysis.bands import Statistic, confidence_bands, tuning_curve
+from syw.analysis.bands import confidence_bands
 from syw.analysis.budget import budget_to_reach, crossovers, time_crossovers
 from syw.analysis.compare import Difference, difference
 from syw.analysis.cost import CostCurve, cost_crossings, drawn_from, for_groups
-from syw.analysis.expected_max import expected_max, expected_max_unbiased, expected_max_with_std
+from syw.analysis.expected_max import expected_max_unbiased, expected_max_with_std
 from syw.analysis.floors import deciding_trial
 from syw.analysis.forecast import Forecast, forecast
 from syw.analysis.group import Group
 from syw.analysis.inference import GRID_FROM, compare, shown_budgets
 from syw.analysis.selected import selected_test
+from syw.analysis.statistic import MEAN, Statistic
 from syw.core.units import human_duration
 
 
@@ -35,7 +36,7 @@ class Options:
     """What to compute beyond Eq. 8 (see ``syw curve --help``)."""
 
     maximize: bool = True
-    q: Statistic = None  # the statistic drawn: None the mean (Eq. 8), else that quantile of the best of n
+    statistic: Statistic = MEAN  # the statistic drawn: the mean (Eq. 8) or a quantile of the best of n
     confidence: float | None = None  # simultaneous bands at this level; None: no bands
     bounds: tuple[float, float] | None = None  # the metric's range, which the bands need
     band_method: str = "ks"
@@ -63,8 +64,8 @@ class Curve:
     unbiased: np.ndarray
     band: tuple[np.ndarray, np.ndarray] | None  # the drawn statistic's band at n = 1..len (may pass N)
     forecast: Forecast | None
-    q: Statistic = None
-    quantile: np.ndarray | None = None  # the q-quantile curve at n = 1..N when q is given
+    statistic: Statistic = MEAN
+    quantile: np.ndarray | None = None  # the statistic's curve at the curve's budgets when it is a quantile
     strategy: str | None = None  # an adaptive search: mean/sd are its best so far over runs (analysis.adaptive)
     runs: int = 1
     cost: CostCurve | None = None  # the cost-aware curve (analysis.cost), with --x cost
@@ -131,7 +132,7 @@ class Curve:
     def quartiles(self, maximize: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """The 25% and 75% quantiles of the best of n at the curve's budgets: the spread a quantile curve is shaded with."""
         ns = self.ns[self.ns <= self.scores.size]
-        return tuple(tuning_curve(self.scores, ns, q, maximize=maximize) for q in (0.25, 0.75))
+        return tuple(Statistic(q).curve(self.scores, ns, maximize=maximize) for q in (0.25, 0.75))
 
 
 def curve_budgets(size: int) -> np.ndarray:
@@ -145,9 +146,7 @@ def curve_budgets(size: int) -> np.ndarray:
 
 def _drawn_at(curve: Curve, ns) -> np.ndarray:
     """The drawn curve (Eq. 8, or the quantile curve) of ``curve``'s scores at budgets ``ns``."""
-    if curve.quantile is not None:
-        return tuning_curve(curve.scores, ns, curve.q, maximize=curve.maximize)
-    return expected_max(curve.scores, ns, maximize=curve.maximize)
+    return curve.statistic.curve(curve.scores, ns, maximize=curve.maximize)
 
 
 def bounds_for(scores: list[np.ndarray], bounds: tuple[float, float] | None, source: str) -> tuple[float, float]:
@@ -184,7 +183,7 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 low, _, high = confidence_bands(scores, np.arange(1, top + 1), confidence=options.confidence,
                                                 bounds=bounds, maximize=options.maximize, method=options.band_method,
-                                                q=options.q)
+                                                statistic=options.statistic)
             band = (low, high)
         predicted = None
         if options.forecast_to:
@@ -194,9 +193,9 @@ def build(groups: list[Group], options: Options, source: str) -> list[Curve]:
                                      level=options.forecast_level, resamples=options.forecast_resamples)
             except ValueError as err:
                 raise ValueError(f"{source}: group {name}: {err}") from None
-        quantile = None if options.q is None else tuning_curve(scores, ns, options.q, maximize=options.maximize)
+        quantile = None if options.statistic.is_mean else options.statistic.curve(scores, ns, maximize=options.maximize)
         selected = None if group.tests is None else selected_test(scores, group.tests, ns, maximize=options.maximize)
-        out.append(replace(base, band=band, forecast=predicted, q=options.q,
+        out.append(replace(base, band=band, forecast=predicted, statistic=options.statistic,
                            quantile=quantile, cost=costs.get(str(name)), selected=selected))
     return out
 
@@ -226,7 +225,7 @@ def adaptive_curve(group: Group, maximize: bool) -> Curve:
 def band_bounds(scores: list[np.ndarray], options: Options, source: str) -> tuple[float, float]:
     """The bounds a band is computed with: :func:`bounds_for` for the mean; a quantile's band needs none
     (infinite where given none and the scores lie outside [0, 1])."""
-    if options.q is not None and options.bounds is None:
+    if not options.statistic.is_mean and options.bounds is None:
         low, high = min(float(s.min()) for s in scores), max(float(s.max()) for s in scores)
         return (0.0, 1.0) if 0.0 <= low and high <= 1.0 else (-np.inf, np.inf)
     return bounds_for(scores, options.bounds, source)
@@ -274,7 +273,7 @@ def comparisons(curves: list[Curve], options: Options, source: str,
         with warnings.catch_warnings():  # ties: the report says what they mean for the band
             warnings.simplefilter("ignore", RuntimeWarning)
             out.append(difference(by_name[a].scores, by_name[b].scores, (a, b), confidence=confidence, bounds=bounds,
-                                  q=options.q, maximize=options.maximize, method=options.band_method))
+                                  statistic=options.statistic, maximize=options.maximize, method=options.band_method))
     return out, notes
 
 
@@ -296,7 +295,7 @@ def table(curves: list[Curve], group: str) -> pd.DataFrame:
         block = pd.DataFrame({group: c.name, "n": ns, "N": c.scores.size, "expected_max": pad(c.mean),
                               "spread_sd": pad(c.sd), "unbiased": pad(c.unbiased)})
         if c.quantile is not None:
-            block[quantile_column(c.q)] = pad(c.quantile)
+            block[c.statistic.column] = pad(c.quantile)
         if c.selected is not None:
             block["test_of_selected"], block["test_of_selected_sd"] = pad(c.selected[0]), pad(c.selected[1])
         if c.durations is not None:
@@ -325,11 +324,6 @@ def cost_table(curves: list[Curve], group: str) -> pd.DataFrame:
                                     "expected_best": c.cost.mean, "sd": c.cost.sd,
                                     "p_finished": c.cost.finished, "drawn": drawn_from(c.cost)})
                       for c in curves if c.cost is not None], ignore_index=True)
-
-
-def quantile_column(q: Statistic) -> str:
-    """The table's column of a quantile curve: ``median``, ``quantile_0.9``."""
-    return "median" if q == 0.5 else f"quantile_{q:g}"
 
 
 def budgets(curves: list[Curve], targets: list[tuple[float, str]], maximize: bool = True) -> pd.DataFrame:

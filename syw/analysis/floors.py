@@ -9,7 +9,7 @@ weighs at every n, so without a floor it decides the curve alone.
 
 **The median beside the mean.** Where one trial moves the mean curve (Eq. 8) by more than the spread
 (the range, highest minus lowest) of the other trials' scores, the mean says more about that trial than about
-the search; the median of the best of n (Lourie et al. 2024; :func:`syw.analysis.bands.tuning_curve`,
+the search; the median of the best of n (Lourie et al. 2024; :data:`syw.analysis.statistic.MEDIAN`,
 q = 0.5) does not move with it, so it is drawn beside the mean (:func:`one_trial_decides`).
 """
 from __future__ import annotations

@@ -48,6 +48,7 @@ from syw.analysis.compare import Difference
 from syw.analysis.expected_max import Budgets, check_budgets, expected_max_unbiased
 from syw.analysis.jackknife import Spread, _apply, _deviations, _kish_dof, _sorted, spread
 from syw.analysis.multiplicity import FIRST_SHARE, first_then_rest, maxt, stepdown
+from syw.analysis.statistic import MEAN
 from syw.analysis.student_t import normal_isf, normal_sf, t_isf, t_sf
 
 def _alpha(confidence: float) -> float:
@@ -183,7 +184,7 @@ def compare(scores_a, scores_b, names: tuple[str, str] = ("A", "B"), ns: Budgets
         crit[live] = t_isf(normal_sf(c), df[live])
     half = np.full(budgets.size, np.inf)
     half[live] = crit[live] * se[live]
-    return Difference((str(names[0]), str(names[1])), budgets, est, est - half, est + half, float(confidence), None,
+    return Difference((str(names[0]), str(names[1])), budgets, est, est - half, est + half, float(confidence), MEAN,
                       method="jackknife", claim=claim, limit=limit, p=p, sizes=(xa.size, xb.size))
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from syw.analysis.bands import Statistic, curve_name
+from syw.analysis.statistic import MEAN, Statistic
 from syw.analysis.compare import Difference
 from syw.analysis.curves import Curve, Options, band_bounds, budgets, build, comparisons, leader_changes, table
 from syw.analysis.floors import Floor
@@ -133,7 +133,7 @@ class Curves:
 
     def ylabel(self) -> str:
         """The y axis label: what the curve is (Eq. 8: "Expected best"), of the score: "Expected best val_acc"."""
-        return f"{curve_name(self.options.q).removesuffix(' of n')} {self.metric_name()}"
+        return f"{self.options.statistic.title.removesuffix(' of n')} {self.metric_name()}"
 
     def title(self) -> str:
         """The figure's default title, from the score's name."""
@@ -199,11 +199,12 @@ def _targets(targets: Sequence[float | tuple[float, str]]) -> list[tuple[float, 
     return [(float(t[0]), t[1]) if isinstance(t, tuple) else (float(t), "") for t in targets]
 
 
-def curves(data: Data | Prepared, *, statistic: Statistic = None, confidence: float | None = None,
+def curves(data: Data | Prepared, *, statistic: Statistic | str = MEAN, confidence: float | None = None,
            bounds: tuple[float, float] | None = None, options: Options | None = None, **reading) -> Curves:
     """Each group's expected-max curve (Eq. 8 of Dodge et al. 2019, with its SD and the unbiased estimate)
     of ``data``: read with :func:`read` (``reading`` its keywords) unless already :class:`Prepared`.
-    ``statistic``: None for the mean (Eq. 8), 0.5 for the median of the best of n, another quantile;
+    ``statistic``: the mean (Eq. 8, :data:`syw.analysis.statistic.MEAN`), the median of the best of n or another
+    quantile, as a :class:`syw.analysis.statistic.Statistic` or as ``syw curve --statistic`` spells it (``"median"``);
     ``confidence``: simultaneous bands at that level (``bounds``: the score's range); ``options``: every
     choice of ``syw curve`` (:class:`syw.analysis.curves.Options`) at once, its direction set from the data.
 
@@ -213,8 +214,9 @@ def curves(data: Data | Prepared, *, statistic: Statistic = None, confidence: fl
     """
     prepared = data if isinstance(data, Prepared) else read(data, **reading)
     if options is None:
-        options = Options(q=statistic, confidence=confidence, bounds=bounds,
-                          compare_method="jackknife" if statistic is None else "bands")
+        statistic = Statistic.parse(statistic) if isinstance(statistic, str) else statistic
+        options = Options(statistic=statistic, confidence=confidence, bounds=bounds,
+                          compare_method="jackknife" if statistic.is_mean else "bands")
     options = replace(options, maximize=prepared.maximize)
     return Curves(build(prepared.groups, options, prepared.source), prepared, options)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from syw.analysis.bands import parse_statistic
+from syw.analysis.statistic import Statistic
 
 
 def target(text: str) -> tuple[float, str]:
@@ -22,9 +22,9 @@ def relabelling(text: str) -> tuple[str, str]:
     return old, new
 
 
-def statistic(text: str):
+def statistic(text: str) -> Statistic:
     try:
-        return parse_statistic(text)
+        return Statistic.parse(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 

@@ -12,12 +12,12 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from syw.analysis.bands import statistic_name
 from syw.analysis.compare import difference_table
 from syw.analysis.curves import Options, band_bounds, cost_table
 from syw.analysis.equivalence import equivalence
 from syw.analysis.floors import Floor, sway_note
 from syw.analysis.forecast import MODELS, VERDICT
+from syw.analysis.statistic import MEAN
 from syw.core.entry import Parser, check_writable, naming, positive_int, run_main
 from syw.core.manifest import OVERRIDE_HELP, allow_unverified
 from syw.core.paths import CONF_DIR
@@ -93,7 +93,7 @@ def parser() -> argparse.ArgumentParser:
                    "several: one figure (a curve per source, or per group)")
     add_reading(p)
     draw = p.add_argument_group("what to draw and compute")
-    draw.add_argument("--statistic", type=statistic, default=None, metavar="mean|median|q=Q",
+    draw.add_argument("--statistic", type=statistic, default=MEAN, metavar="mean|median|q=Q",
                       help="the curve: mean (Eq. 8, default), median or another quantile of the best of n "
                            "(Lourie et al. 2024), each with its bands")
     draw.add_argument("--compare", nargs=2, metavar=("A", "B"),
@@ -166,16 +166,16 @@ def _check(args: argparse.Namespace, prepared) -> None:
                          f"(groups: {', '.join(names)})")
     if args.ylim and not args.ylim[0] < args.ylim[1]:
         raise ValueError(f"{prepared.source}: --ylim {args.ylim[0]:g} {args.ylim[1]:g}: LOW must be below HIGH")
-    if args.x == "cost" and args.statistic is not None:
+    if args.x == "cost" and not args.statistic.is_mean:
         raise ValueError(f"{prepared.source}: --x cost draws the mean best within a time; leave out --statistic "
-                         f"{statistic_name(args.statistic)} or --x cost")
-    if args.forecast and args.statistic is not None:
+                         f"{args.statistic.name} or --x cost")
+    if args.forecast and not args.statistic.is_mean:
         raise ValueError(f"{prepared.source}: --forecast forecasts the mean (Eq. 8); leave out --statistic "
-                         f"{statistic_name(args.statistic)} or --forecast")
-    if args.compare_method == "jackknife" and args.statistic is not None:
+                         f"{args.statistic.name} or --forecast")
+    if args.compare_method == "jackknife" and not args.statistic.is_mean:
         raise ValueError(f"{prepared.source}: --compare-method jackknife compares the mean curves (Eq. 8); with "
-                         f"--statistic {statistic_name(args.statistic)} use --compare-method bands")
-    if args.at and (args.compare_method == "bands" or (args.compare_method is None and args.statistic is not None)):
+                         f"--statistic {args.statistic.name} use --compare-method bands")
+    if args.at and (args.compare_method == "bands" or (args.compare_method is None and not args.statistic.is_mean)):
         raise ValueError(f"{prepared.source}: --at tests the mean curves at stated budgets (the jackknife "
                          "comparison); leave out --statistic and --compare-method bands, or --at")
     if args.x in ("time", "cost") and any(g.durations is None for g in prepared.groups):
@@ -185,11 +185,11 @@ def _check(args: argparse.Namespace, prepared) -> None:
 
 
 def _options(args: argparse.Namespace, maximize: bool) -> Options:
-    return Options(maximize=maximize, q=args.statistic, confidence=args.confidence if args.bands else None,
+    return Options(maximize=maximize, statistic=args.statistic, confidence=args.confidence if args.bands else None,
                    bounds=tuple(args.bounds) if args.bounds else None, band_method=args.band_method,
                    forecast_to=args.forecast, forecast_model=args.forecast_model, forecast_level=args.forecast_level,
                    forecast_resamples=args.forecast_resamples, workers=args.workers if args.x == "cost" else None,
-                   compare_method=args.compare_method or ("jackknife" if args.statistic is None else "bands"),
+                   compare_method=args.compare_method or ("jackknife" if args.statistic.is_mean else "bands"),
                    at=tuple(args.at) if args.at else None, compare_confidence=args.confidence)
 
 
@@ -274,7 +274,7 @@ def _figures(args: argparse.Namespace, result: Curves, diffs: list, bounds, fold
                             band_label=band_label, forecast_label=forecast_label, size=args.size or "default",
                             ylim=tuple(args.ylim) if args.ylim else None, labels=dict(args.label))
     if diffs and (args.compare or len(curves) == 2):
-        what = "expected best" if args.statistic is None else f"{statistic_name(args.statistic)} of the best"
+        what = "expected best" if args.statistic.is_mean else f"{args.statistic.name} of the best"
         paths += draw_difference(diffs[0], folder / "difference", ylabel=f"Difference in {what} of n",
                                  maximize=prepared.maximize)
     return paths
@@ -320,7 +320,7 @@ def curve(args: argparse.Namespace) -> int:
     prepared = read_args(args)
     _check(args, prepared)
     looks = sequential_option.from_args(args, prepared)  # refused before anything is written
-    if args.margin is not None and not (args.compare and args.at and args.margin > 0 and args.statistic is None):
+    if args.margin is not None and not (args.compare and args.at and args.margin > 0 and args.statistic.is_mean):
         raise ValueError(f"{prepared.source}: --margin {args.margin:g} needs --compare A B and --at N ..., a positive "
                          "margin and the mean curve (no --statistic)")
     options = _options(args, prepared.maximize)
@@ -330,7 +330,7 @@ def curve(args: argparse.Namespace) -> int:
         print(f"fitting the {args.forecast_model} forecast ({args.forecast_resamples} bootstrap refits per group) ...",
               file=sys.stderr, flush=True)
     result = curves(prepared, options=options)
-    swayed = [n for c in result.curves if args.statistic is None and (n := sway_note(c.name, c.scores, c.sway))]
+    swayed = [n for c in result.curves if args.statistic.is_mean and (n := sway_note(c.name, c.scores, c.sway))]
     diffs, notes = result.differences(tuple(args.compare) if args.compare else None)
     notes = swayed + notes
     written = _tables(result, diffs, options, folder)

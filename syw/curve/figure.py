@@ -9,10 +9,10 @@ import numpy as np
 from matplotlib.lines import Line2D
 
 from syw.analysis import budget_to_reach, time_axis
-from syw.analysis.bands import tuning_curve
 from syw.analysis.compare import Difference, stretches
 from syw.analysis.cost import drawn_from
 from syw.analysis.curves import Curve
+from syw.analysis.statistic import MEDIAN
 from syw.core.units import human_duration
 from syw.curve.style import (
     PALETTE,
@@ -96,7 +96,7 @@ def _plot_curve(ax, c: Curve, style: tuple, label: str, *, x: str, sd: bool, max
         _median_beside(ax, c, xs, color, label, maximize, extent)
     # from the curve's start to the best score seen (failed trials would squash the curves)
     extent.add(c.drawn.min() if maximize else c.scores.min(), c.scores.max() if maximize else c.drawn.max())
-    if sd and c.quantile is None:
+    if sd and c.statistic.is_mean:
         shade_sd(ax, xs, c.mean, c.sd, c.scores, color)
         extent.add(np.clip(c.mean - c.sd, c.scores.min(), None).min() if maximize else extent.lows[-1],
                    extent.highs[-1] if maximize else np.clip(c.mean + c.sd, None, c.scores.max()).max())
@@ -123,9 +123,9 @@ def _plot_curve(ax, c: Curve, style: tuple, label: str, *, x: str, sd: bool, max
 
 def _median_beside(ax, c: Curve, xs: np.ndarray, color: str, label: str, maximize: bool, extent: _Extent) -> None:
     """Beside a mean curve that one trial sways (``syw.analysis.floors.MEDIAN_RULE``), its median best of n, dotted."""
-    if c.quantile is not None or c.sway is None:
+    if not c.statistic.is_mean or c.sway is None:
         return
-    median = tuning_curve(c.scores, c.ns[c.ns <= c.scores.size], 0.5, maximize=maximize)
+    median = MEDIAN.curve(c.scores, c.ns[c.ns <= c.scores.size], maximize=maximize)
     ax.plot(xs, median, color=color, ls=(0, (1, 1)), lw=1.4, label=f"{label}: median best of n (one trial sways its mean)")
     extent.add(median.min(), median.max())
 
@@ -150,7 +150,7 @@ def _target_lines(ax, curves: list[Curve], styles: dict, shown: dict[str, str], 
 
 def _shaded(c: Curve, maximize: bool) -> bool:
     """Whether a group's shading shows: its ±1 SD (clipped to the scores) or its quartiles are apart somewhere."""
-    if c.quantile is not None:
+    if not c.statistic.is_mean:
         low, high = c.quartiles(maximize)
     else:
         low, high = (np.clip(c.mean + s * c.sd, c.scores.min(), c.scores.max()) for s in (-1, 1))
@@ -176,7 +176,7 @@ def _keys(curves: list[Curve], styles: dict, *, sd: bool, band_label: str | None
     and dotted lines are."""
     extra = []
     if sd and (shaded := [c for c in curves if _shaded(c, maximize)]):
-        quantile = any(c.quantile is not None for c in curves)
+        quantile = any(not c.statistic.is_mean for c in curves)
         extra.append(Swatch([styles[c.name][0] for c in shaded], QUARTILES_LABEL if quantile else SD_LABEL))
     if any(c.selected is not None for c in curves):
         extra.append(Line2D([], [], color="0.3", ls="-.", lw=1.2, label=SELECTED_LABEL))

@@ -6,7 +6,6 @@ import pandas as pd
 
 from syw.analysis import inference
 from syw.analysis.adaptive import RULE as ADAPTIVE_RULE
-from syw.analysis.bands import curve_name
 from syw.analysis.compare import Difference, leaders_by_n, sentence
 from syw.analysis.cost import RULE as COST_RULE
 from syw.analysis.cost import drawn_from, round_time_ticks
@@ -14,6 +13,7 @@ from syw.analysis.curves import Curve, Options
 from syw.analysis.forecast import VERDICT
 from syw.analysis.power import plan
 from syw.analysis.selected import RULE as SELECTED_RULE
+from syw.analysis.statistic import Statistic
 from syw.core.units import human_duration
 
 # Every sentence the report says, by name (tests/analysis/test_report_sentences.py renders each once and
@@ -81,16 +81,17 @@ def say(key: str, /, **fields) -> str:
     return SENTENCES[key].format(**fields) if fields else SENTENCES[key]
 
 
-def quantile_rule(q: float) -> str:
+def quantile_rule(statistic: Statistic) -> str:
     """How the quantile curve of the best of n is computed."""
-    return say("quantile", name=curve_name(q), p=f"{1 - q:g}", q=f"{q:g}")
+    return say("quantile", name=statistic.title, p=f"{1 - statistic.q:g}", q=f"{statistic.q:g}")
 
 
 def band_rule(options: Options, bounds: tuple[float, float] | None) -> str:
     """How the simultaneous band of the drawn curve is computed."""
-    what = "expected best of n" if options.q is None else curve_name(options.q).lower()
+    mean = options.statistic.is_mean
+    what = "expected best of n" if mean else options.statistic.title.lower()
     return say("band", level=f"{options.confidence:.0%}", method=options.band_method, what=what, low=f"{bounds[0]:g}",
-               high=f"{bounds[1]:g}", tail="." if options.q is None else "; infinite where the data cannot bound it.")
+               high=f"{bounds[1]:g}", tail="." if mean else "; infinite where the data cannot bound it.")
 
 
 def no_change(curves: list[Curve], maximize: bool) -> str:
@@ -162,12 +163,12 @@ def _fmt(value) -> str:
 def _scores(curves: list[Curve], options: Options, shown: list[int]) -> list[str]:
     """Eq. 8 (or the quantile curve) at round budgets and at each N, its twin in brackets; adaptive
     searches tabled as the best so far."""
-    title = ("Expected best score by budget (Eq. 8; unbiased in brackets)" if options.q is None
-             else f"{curve_name(options.q)} by budget (Eq. 8 in brackets)")
+    title = ("Expected best score by budget (Eq. 8; unbiased in brackets)" if options.statistic.is_mean
+             else f"{options.statistic.title} by budget (Eq. 8 in brackets)")
     header = ["group", "N", "mean time"] + [f"n={n}" for n in shown] + ["best observed"]
     out = [f"## {title}", "", "| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for c in curves:
-        beside = c.unbiased if options.q is None else c.mean
+        beside = c.unbiased if options.statistic.is_mean else c.mean
         cells = [("-" if n > c.ns[c.drawn.size - 1] else f"{c.at(n):.4f} (best so far)" if c.strategy
                   else f"{c.at(n):.4f} [{c.at(n, beside):.4f}]" if n <= c.scores.size else "-") for n in shown]
         best = c.scores.max() if options.maximize else c.scores.min()
@@ -228,8 +229,8 @@ def _rules(curves: list[Curve], options: Options, bounds: tuple[float, float] | 
            differences: list[Difference]) -> list[str]:
     """How each number in the report is computed, one line per kind of number shown."""
     out = ["", "## How each number is computed", ""] + [f"- {say(name)}" for name in ("eq8", "sd", "unbiased")]
-    if options.q is not None:
-        out.append(f"- {quantile_rule(options.q)}")
+    if not options.statistic.is_mean:
+        out.append(f"- {quantile_rule(options.statistic)}")
     if options.confidence:
         out.append(f"- {band_rule(options, bounds)}")
         if options.band_method != "dkw" and any(np.unique(c.scores).size < c.scores.size for c in curves):

@@ -23,12 +23,12 @@ import numpy as np
 
 from syw.analysis import time_axis
 from syw.analysis.adaptive import BestSoFar, reaches_random, trials_saved, tuner_progress
-from syw.analysis.bands import tuning_curve
 from syw.analysis.compare import leaders_by_n, sentence
 from syw.analysis.curves import curve_of
 from syw.analysis.floors import MEDIAN_RULE, one_trial_decides
 from syw.analysis.group import Group
 from syw.analysis.inference import compare
+from syw.analysis.statistic import MEDIAN
 from syw.core.paths import REPO
 from syw.core.units import count, human_duration, score, spans, stretches_text
 from syw.curve.style import CEILING, PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
@@ -65,7 +65,7 @@ class Cell:
         scores = self.group.scores
         if not one_trial_decides(scores, maximize=False):
             return None
-        return tuning_curve(scores, np.arange(1, scores.size + 1), 0.5, maximize=False)
+        return MEDIAN.curve(scores, np.arange(1, scores.size + 1), maximize=False)
 
 
 def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:

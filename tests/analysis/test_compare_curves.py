@@ -11,6 +11,7 @@ import pytest
 
 from syw.analysis.bands import confidence_bands
 from syw.analysis.compare import Difference, difference, first_crossing, leaders_by_n, sentence, stretches
+from syw.analysis.statistic import Statistic
 from syw.core.entry import run_main
 from tests.support.synthetic_scores import BIMODAL, SPREAD, STEADY
 
@@ -60,7 +61,7 @@ def test_crossing_interval_from_a_hand_made_band():
     estimate = np.array([-3, -2, -1, -0.5, 0.5, 1, 2, 3, 4, 5.0])
     low = estimate - np.array([0.5, 0.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5, 1.5])
     high = estimate + np.array([0.5, 0.5, 0.5, 1.0, 1, 1, 1, 1, 1, 1])
-    diff = Difference(("A", "B"), ns, estimate, low, high, 0.9, None)
+    diff = Difference(("A", "B"), ns, estimate, low, high, 0.9)
     crossing = first_crossing(diff)
     assert (crossing.leader, crossing.previous, crossing.at, crossing.low, crossing.high) == ("A", "B", 5, 4, 7)
     assert stretches(diff) == [("B", 1, 3), (None, 4, 6), ("A", 7, 10)]
@@ -68,7 +69,7 @@ def test_crossing_interval_from_a_hand_made_band():
                               "trials for n in [4, 6]; A leads B for n in [7, 10] at 90%. A first overtakes B at n = 5 "
                               "(point estimates); at 90% that first crossover lies in [4, 7].")
     assert "; undecided with 10 and 12 trials for n in [4, 6]; " in sentence(diff, (10, 12))
-    unresolved = Difference(("A", "B"), ns, estimate, np.minimum(low, -1), high, 0.9, None)
+    unresolved = Difference(("A", "B"), ns, estimate, np.minimum(low, -1), high, 0.9)
     assert first_crossing(unresolved).high is None
     assert ("lies somewhere from n = 4 to beyond n = 10, the last budget compared: it cannot be located with these "
             "trials.") in sentence(unresolved)
@@ -86,7 +87,7 @@ def coverage(pair, n_trials: int, q, replications: int = 200, confidence: float 
     for _ in range(replications):
         a, b = first.sample(rng, n_trials), second.sample(rng, n_trials)
         bounds = (0.0, 1.0) if q is None else (-np.inf, np.inf)
-        diff = difference(a, b, confidence=confidence, bounds=bounds, q=q)
+        diff = difference(a, b, confidence=confidence, bounds=bounds, statistic=Statistic(q))
         hits += bool(np.all((diff.low <= truth + 1e-12) & (truth - 1e-12 <= diff.high)))
     return hits / replications
 

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from syw.analysis.bands import tuning_curve
+from syw.analysis.statistic import MEDIAN
 from syw.analysis.expected_max import expected_max
 from syw.analysis.floors import Floor, apply_floor, beyond, deciding_trial, largest_sway, one_trial_decides, sway_note
 from syw.analysis.inference import shown_budgets
@@ -49,7 +49,7 @@ def test_the_rhn_diverged_trial_sways_its_mean_until_floored():
     assert count == 2 and not one_trial_decides(floored, maximize=False) and deciding_trial(floored, maximize=False) is None
     # the median does not move with the diverged trial: floored or not, it is the same curve
     ns = np.arange(1, values.size + 1)
-    assert tuning_curve(values, ns, 0.5, maximize=False) == pytest.approx(tuning_curve(floored, ns, 0.5, maximize=False))
+    assert MEDIAN.curve(values, ns, maximize=False) == pytest.approx(MEDIAN.curve(floored, ns, maximize=False))
 
 
 def test_largest_sway_matches_leaving_out_every_trial():

@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from syw.analysis.bands import confidence_bands, parse_statistic, tuning_curve
+from syw.analysis.bands import confidence_bands
+from syw.analysis.expected_max import expected_max
+from syw.analysis.statistic import MEAN, MEDIAN, Statistic
 from syw.core.entry import run_main
 from syw.curve.command import main
 from tests.support.synthetic_scores import BIMODAL, STEADY
@@ -35,7 +37,7 @@ def by_definition(scores, n: int, q: float, maximize: bool = True) -> float:
 def test_the_curve_is_the_quantile_of_the_best_of_n(q, maximize):
     scores = np.random.default_rng(5).integers(0, 30, 40) / 30  # ties included
     ns = np.arange(1, 61)
-    curve = tuning_curve(scores, ns, q, maximize=maximize)
+    curve = Statistic(q).curve(scores, ns, maximize=maximize)
     assert curve.tolist() == [by_definition(scores, n, q, maximize) for n in ns]
     assert np.all(np.diff(curve) >= 0) if maximize else np.all(np.diff(curve) <= 0)
 
@@ -45,14 +47,29 @@ def test_the_median_of_the_best_of_n_from_uniform_order_statistics():
     scores = np.arange(1, 101, dtype=float)
     ns = np.array([1, 2, 5, 20, 100])
     expected = [math.ceil(100 * 0.5 ** (1 / n) - 1e-9) for n in ns]
-    assert tuning_curve(scores, ns, 0.5).tolist() == expected
+    assert MEDIAN.curve(scores, ns).tolist() == expected
 
 
 def test_statistic_names():
-    assert [parse_statistic(t) for t in ("mean", "median", "q=0.9", "q=.25")] == [None, 0.5, 0.9, 0.25]
+    """Each statistic's spelling, axis title and table column, from one value."""
+    parsed = [Statistic.parse(t) for t in ("mean", "median", "q=0.9", "q=.25")]
+    assert parsed == [MEAN, MEDIAN, Statistic(0.9), Statistic(0.25)] and [s.q for s in parsed] == [None, 0.5, 0.9, 0.25]
+    assert [s.name for s in parsed] == ["mean", "median", "q=0.9", "q=0.25"]
+    assert [s.title for s in parsed] == ["Expected best of n", "Median best of n", "0.9-quantile of the best of n",
+                                         "0.25-quantile of the best of n"]
+    assert [s.column for s in parsed] == ["expected_max", "median", "quantile_0.9", "quantile_0.25"]
+    assert [s.is_mean for s in parsed] == [True, False, False, False]
     for bad in ("q=1.5", "q=0", "p=0.5", "max"):
         with pytest.raises(ValueError, match="is not a statistic"):
-            parse_statistic(bad)
+            Statistic.parse(bad)
+    for bad in (0.0, 1.0, -0.5, "0.5"):
+        with pytest.raises(ValueError, match="needs 0 < q < 1"):
+            Statistic(bad)
+
+
+def test_the_mean_statistic_is_eq8():
+    scores = np.random.default_rng(6).normal(size=30)
+    assert MEAN.curve(scores, [1, 5, 30]) == pytest.approx(expected_max(scores, [1, 5, 30]), rel=1e-15)
 
 
 def band_coverage(dist, n_trials: int, q: float, replications: int = 200, confidence: float = 0.95) -> float:
@@ -61,7 +78,7 @@ def band_coverage(dist, n_trials: int, q: float, replications: int = 200, confid
     rng = np.random.default_rng(2037 + n_trials)
     hits = 0
     for _ in range(replications):
-        low, _, high = confidence_bands(dist.sample(rng, n_trials), ns, confidence=confidence, q=q,
+        low, _, high = confidence_bands(dist.sample(rng, n_trials), ns, confidence=confidence, statistic=Statistic(q),
                                         bounds=(-np.inf, np.inf))
         hits += bool(np.all((low <= truth + 1e-12) & (truth - 1e-12 <= high)))
     return hits / replications

@@ -39,15 +39,15 @@ def reports() -> list[str]:
         api.curves(TWO).report([(0.6, "x"), (0.99, "")], files=["a.csv"]),  # one leads throughout, placeholders
         api.curves({"a": [0.5, 0.7], "b": [0.7, 0.5]}).report(),  # identical curves
         api.curves([0.5, 0.6, 0.7]).report(),  # one group
-        api.curves(TIES, statistic=0.5, confidence=0.9, bounds=(0.0, 1.0)).report(),  # quantile, bands, ties
+        api.curves(TIES, statistic="median", confidence=0.9, bounds=(0.0, 1.0)).report(),  # quantile, bands, ties
         api.curves(TWO.assign(seconds=[1.0, 2, 3, 4, 5, 6, 2, 3, 4, 5, 6, 7]),
                    options=Options(workers=1)).report([(0.8, ""), (0.99, "")]),  # cost-aware
         api.curves(TWO.assign(test_acc=TWO.val_acc - 0.01), duration="seconds").report(),  # the winner's curse
         api.curves(ADAPTIVE).report(),  # an adaptive search in two runs
         api.curves({"a": TWO.val_acc[:6].tolist()}, options=Options(forecast_to=10, forecast_resamples=0)).report(),
         stated(api.curves({"a": SHIFTED, "b": [x + 0.03 for x in SHIFTED]}), (1, 2)).report(),  # undecided: syw plan
-        sentence(Difference(("A", "B"), NS, ESTIMATE, ESTIMATE - 1.5, ESTIMATE + 1.0, 0.9, None)),  # located
-        sentence(Difference(("A", "B"), NS, ESTIMATE, confidence=0.9, q=None, method="jackknife", limit=5,
+        sentence(Difference(("A", "B"), NS, ESTIMATE, ESTIMATE - 1.5, ESTIMATE + 1.0, 0.9)),  # located
+        sentence(Difference(("A", "B"), NS, ESTIMATE, confidence=0.9, method="jackknife", limit=5,
                             **unresolved), (10, 12)),  # past the limit of the trials
     ]
 
