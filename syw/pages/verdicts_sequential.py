@@ -87,5 +87,8 @@ def section(results: Path = REPO / "results") -> list[str]:
     if state.stopped_at is None:
         return out + ["", f"Verdict: pending (sequential; still running: {last} of {looks} looks done, "
                       f"{state.trials_used} trials per family; `syw run study={STUDY}` resumes it)."]
+    saved = design.looks[-1] - state.trials_used
+    against = (f"{saved} per family ({2 * saved} in all) fewer than the fixed design's" if saved
+               else "as many as the fixed design's")
     return out + ["", f"Verdict: **{decide(state)}** (sequential; stopped at look {state.stopped_at} of {looks}, "
-                  f"{state.trials_used} trials per family of at most {design.looks[-1]})."]
+                  f"{state.trials_used} trials per family of at most {design.looks[-1]}: {against} {design.looks[-1]})."]

@@ -38,7 +38,7 @@ def test_lr_far_ahead_supports_at_the_second_look(tmp_path):
     write_study(tmp_path, STUDY, {"lr": (0.40, 0.004, 2.0), "cnn": (0.30, 0.01, 100.0)}, n=45, seed=3)
     lines = section(tmp_path)
     assert lines[-1] == ("Verdict: **supports** (sequential; stopped at look 2 of 10, 40 trials per family of at "
-                         "most 200).")
+                         "most 200: 160 per family (320 in all) fewer than the fixed design's 200).")
     rows = {line.split("|")[1].strip(): line.split("|") for line in lines if line.startswith(("| 1 |", "| 5 |"))}
     assert rows["1"][6].strip() == "lr" and rows["1"][7].strip() == "1" and rows["5"][7].strip() == "2"
     low, high = (float(x) for x in rows["5"][3].strip(" []").split(","))
@@ -59,3 +59,11 @@ def test_a_failed_trial_within_the_looks_is_said(tmp_path):
     rows[7] = {**rows[7], "status": "failed", "value": None}
     write_records(folder / "cnn.jsonl", rows)
     assert "trial 7 of cnn failed" in section(tmp_path)[-1] and verdict(tmp_path) is None
+
+
+def test_one_law_runs_to_the_last_look_undecided(tmp_path):
+    """Two families of one law: no leader at any of the 10 looks; the rule stops at the last, saving nothing."""
+    write_study(tmp_path, STUDY, {"lr": (0.38, 0.01, 2.0), "cnn": (0.38, 0.01, 100.0)}, n=200, seed=4)
+    assert verdict(tmp_path) == "undecided"
+    assert section(tmp_path)[-1] == ("Verdict: **undecided** (sequential; stopped at look 10 of 10, 200 trials per "
+                                     "family of at most 200: as many as the fixed design's 200).")
