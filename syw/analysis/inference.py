@@ -46,10 +46,11 @@ import numpy as np
 
 from syw.analysis.compare import Difference
 from syw.analysis.expected_max import Budgets, check_budgets, expected_max_unbiased
-from syw.analysis.jackknife import Spread, _apply, _deviations, _kish_dof, _sorted, spread
+from syw.analysis.jackknife import _apply, _deviations, _kish_dof, _sorted, spread
 from syw.analysis.multiplicity import FIRST_SHARE, first_then_rest, maxt, stepdown
 from syw.analysis.statistic import MEAN
 from syw.analysis.student_t import normal_isf, normal_sf, t_isf, t_sf
+
 
 def _alpha(confidence: float) -> float:
     if not 0.0 < float(confidence) < 1.0:
@@ -264,4 +265,5 @@ def limit_lines(diffs: list[Difference], sizes: dict[str, int]) -> list[str]:
     return out
 
 
-__all__ = ["ADJUST", "BudgetInterval", "budget_interval", "compare", "jackknife_t", "limit_budget", "limit_lines", "rule", "shown_budgets", "trials_needed"]
+__all__ = ["ADJUST", "BudgetInterval", "budget_interval", "compare", "jackknife_t", "limit_budget", "limit_lines", "rule",
+           "shown_budgets", "trials_needed"]

@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from syw.analysis.statistic import MEAN, Statistic
 from syw.analysis.compare import Difference
 from syw.analysis.curves import Curve, Options, band_bounds, budgets, build, comparisons, leader_changes, table
 from syw.analysis.floors import Floor
 from syw.analysis.power import plan as plan_sizes
+from syw.analysis.statistic import MEAN, Statistic
 from syw.core.errors import DataError
 from syw.curve.checklist import Checklist
 from syw.curve.checklist import build as checklist_of

@@ -4,10 +4,10 @@ import json
 import numpy as np
 import pytest
 
-from syw.analysis.statistic import MEDIAN
 from syw.analysis.expected_max import expected_max
 from syw.analysis.floors import Floor, apply_floor, beyond, deciding_trial, largest_sway, one_trial_decides, sway_note
 from syw.analysis.inference import shown_budgets
+from syw.analysis.statistic import MEDIAN
 from syw.core.paths import REPO
 
 RHN = REPO / "results" / "ptb_melis_reduced" / "rhn.jsonl"
