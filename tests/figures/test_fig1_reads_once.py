@@ -6,12 +6,13 @@ import os
 
 from syw.core import snapshot
 from syw.core.paths import REPO
-from syw.experiments import space
+from syw.experiments import space, study
 from syw.figures.__main__ import main
 
 
 def test_fig1_reads_its_config_and_each_records_file_once(tmp_path, monkeypatch):
     space._parsed_config.cache_clear()
+    study._loaded.cache_clear()
     snapshot._SNAPSHOTS.clear()
     counts = collections.Counter()
     watched = {REPO / "syw" / "conf" / "study" / "sst5.yaml"} | {
