@@ -1,6 +1,7 @@
 """Scores per model family for a figure: from our trial records or from the authors' published files."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from syw.core.paths import REPO
 from syw.core.records import load_study as load_records
 from syw.curve.table import finite_column
 from syw.data.fetch import fetch, file_digest
-from syw.experiments.study import load_study
+from syw.experiments.study import Study, load_study
 from syw.figures.specs import URL, FigureSpec, PaperFile
 
 PAPER_DIR = REPO / "results" / "paper"
@@ -45,24 +46,37 @@ def study_rows(study: str, results_dir: Path = REPO / "results") -> tuple[dict[s
     that is missing raises ``FileNotFoundError``, one that is empty or holds no ok trial or a bad
     number raises :class:`DataError`, each naming the file. A figure never leaves a family out.
     A value beyond the study's floor (``study.floor``) counts at the floor; ``raw_value`` keeps the recorded one.
+    Read and floored once per process while the records files stay the same; each call gets its own copies.
     """
-    config = load_study(study)
     folder = Path(results_dir) / study
+    parts, failed = _rows(load_study(study), folder, _stamp(folder))
+    return {name: part.copy() for name, part in parts.items()}, dict(failed)
+
+
+def _stamp(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    """Each records file of ``folder`` (absolute, so a relative folder read from elsewhere differs), its size and
+    modification time: what :func:`_rows` is cached by."""
+    return tuple((str(p.absolute()), s.st_size, s.st_mtime_ns) for p in sorted(folder.glob("*.jsonl")) for s in [p.stat()])
+
+
+@functools.lru_cache(maxsize=16)
+def _rows(study: Study, folder: Path, stamp: tuple[tuple[str, int, int], ...]) -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
+    """:func:`study_rows` of the records files ``stamp`` names."""
     frame, failed = load_records(folder)
     parts = {}
-    for name in config.families:
+    for name in study.families:
         path = folder / f"{name}.jsonl"
         part = frame[frame["family"] == name]
         if part.empty and not path.is_file():
-            raise FileNotFoundError(f"{path}: no records of family {name!r} of study {study} "
-                                    f"(syw run study={study} runs them)")
+            raise FileNotFoundError(f"{path}: no records of family {name!r} of study {study.name} "
+                                    f"(syw run study={study.name} runs them)")
         if part.empty:
             held = f"{failed[name]} failed trial(s)" if failed.get(name) else "no complete record"
             raise DataError(f"{path}: no ok trial of family {name!r}; the file holds {held}")
         part = part.set_axis([f"trial {t}" for t in part["trial"]])
         for column in ("value", "duration_seconds"):
             finite_column(part, column, str(path))
-        parts[name] = floored(part, config.floor, config.maximize)
+        parts[name] = floored(part, study.floor, study.maximize)
     return parts, failed
 
 
