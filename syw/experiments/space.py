@@ -194,11 +194,17 @@ def load_family(stem: str, name: str | None = None, dirs: Iterable[Path] = ()) -
     )
 
 
-def study_config(study: str) -> dict[str, Any]:
-    """The ``study`` block and trial count of conf/study/<study>.yaml."""
+def study_file(study: str) -> Path:
+    """conf/study/<study>.yaml, or a ``FileNotFoundError`` naming it when there is no such study."""
     path = CONF_DIR / "study" / f"{study}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"there is no study {study!r} (no {path.relative_to(REPO)})")
+    return path
+
+
+def study_config(study: str) -> dict[str, Any]:
+    """The ``study`` block and trial count of conf/study/<study>.yaml."""
+    path = study_file(study)
     info = path.stat()
     raw = _parsed_config(str(path), info.st_size, info.st_mtime_ns)
     return copy.deepcopy({**raw["study"], "trials": raw.get("trials")})

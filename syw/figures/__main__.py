@@ -22,7 +22,7 @@ from syw.core.errors import DataError, DataMissingError
 from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO
 from syw.core.records import check_complete
-from syw.experiments.space import study_config
+from syw.experiments.study import load_study
 from syw.figures import budgets, fig5, report, seeds, sensitivity
 from syw.figures.as_run import compare_fig1
 from syw.figures.plot import draw
@@ -231,7 +231,7 @@ def _figure(args: argparse.Namespace) -> list[Path]:
     tag = _tag(args)
     stem = args.what if tag == "ours" else f"{args.what}_{tag.removeprefix('ours_')}"
     title = f"{spec.dataset}: Figure {spec.number} from {who}"
-    reduced = study_config(study).get("reduced") if args.source == "ours" else None
+    reduced = load_study(study).reduced if args.source == "ours" else None
     if reduced:  # what was reduced, in the figure itself
         title += "\n" + "\n".join(textwrap.wrap(reduced, TITLE_WIDTH))
     if args.source == "ours" and study == spec.reduced:  # the paper's axes span GPU days; a reduced study's, CPU minutes to hours

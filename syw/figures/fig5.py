@@ -32,7 +32,7 @@ from syw.analysis.statistic import MEDIAN
 from syw.core.paths import REPO
 from syw.core.units import count, human_duration, score, spans, stretches_text
 from syw.curve.style import CEILING, PALETTE, SD_LABEL, Swatch, colours, end_at_trials, finish, fit_y, integer_ticks, plt, shade_sd, time_ticks
-from syw.experiments.space import load_family, study_config, study_floor
+from syw.experiments.study import load_study
 from syw.experiments.tuner import GP
 from syw.figures.sources import floored_counts, study_rows, study_with_records
 
@@ -71,13 +71,13 @@ class Cell:
 def cells(results: Path, study: str | None = None) -> tuple[str, list[Cell]]:
     """``study`` (default: ``ptb_melis`` when it has records, else ``ptb_melis_reduced``) and its cells, in the study file's order."""
     study = study or study_with_records(results, STUDY, REDUCED)
-    families = study_config(study)["families"]
+    config = load_study(study)
     parts, failed = study_rows(study, results)
-    floors, floor = floored_counts(parts), study_floor(study)
+    floors, floor = floored_counts(parts), config.floor
     out = []
     for name, part in parts.items():
         group = Group(name, part["value"].to_numpy(float), part["duration_seconds"].to_numpy(float),
-                      load_family(families[name], name=name).label)
+                      config.family(name).label)
         tuner = tuner_progress(results / study, name, GP)
         out.append(Cell(group, part["trial"].to_numpy(int), failed.get(name, 0), *(tuner or (None, None)),
                         floored=floors[name], floor=None if floor is None else floor.value))
@@ -97,7 +97,7 @@ def title(study: str, cells_: list[Cell]) -> str:
     lines = [f"Penn Treebank: the suite's Figure 5, case study 5 of Melis et al. 2018 (the paper has no Figure 5), "
              f"from our records ({study})",
              *textwrap.wrap(counts(cells_), TITLE_WIDTH)]
-    reduced = study_config(study).get("reduced")
+    reduced = load_study(study).reduced
     return "\n".join(lines + (textwrap.wrap(reduced, TITLE_WIDTH) if reduced else []))
 
 
@@ -270,7 +270,7 @@ def _zoom(ax, cells_: list[Cell], own: dict, tuned: dict) -> None:
 def caption(study: str, cells_: list[Cell], out_stem: Path, limit: float) -> Path:
     """``<out_stem>_caption.md``: the whole title and what each panel draws, in words; ``limit`` is the axes' :func:`ceiling`."""
     first, *rest = title(study, cells_).splitlines()
-    reduced = study_config(study).get("reduced")
+    reduced = load_study(study).reduced
     lines = [f"# {out_stem.name}", "", first, "", counts(cells_) + "."] + (["", reduced] if reduced else []) + ["",
              "- Validation perplexity, lower is better: each random-search curve falls with n.",
              "- (a) Curves: the expected best validation perplexity of n random-search trials (Eq. 8 with direction min, "
@@ -303,7 +303,7 @@ def caption(study: str, cells_: list[Cell], out_stem: Path, limit: float) -> Pat
 
 def floor_lines(study: str, cells_: list[Cell]) -> list[str]:
     """The caption's lines on the study's floor (how many trials count at it, per cell) and on the median curves."""
-    floor = study_floor(study)
+    floor = load_study(study).floor
     lines = []
     if floor is not None:
         counted = "; ".join(f"{c.group.name} {c.floored}" for c in cells_ if c.floored) or "none"
@@ -344,7 +344,7 @@ def saves(c: Cell) -> str:
 def budget_markdown(study: str, cells_: list[Cell]) -> str:
     """Per cell: trials, best perplexity, expected best at n = 1, 5, 10, N, the leader at each n and the GP tuner's saving."""
     fmt = lambda v: "-" if v is None or not np.isfinite(v) else score(v)  # noqa: E731
-    floor = study_floor(study)
+    floor = load_study(study).floor
     out = [f"## The suite's Figure 5: study `{study}` (ours; case study 5, Melis et al. 2018)", "",
            "Validation perplexity, lower is better. Random search: the expected best of n trials is the expected minimum of "
            "n i.i.d. draws (Eq. 8, direction min). GP tuner: the mean over its runs of the best-so-far in trial order (no "

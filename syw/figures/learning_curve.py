@@ -17,7 +17,7 @@ from syw.core.entry import Parser, run_main
 from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO
 from syw.core.records import iter_records
-from syw.experiments.space import study_config
+from syw.experiments.study import load_study
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,8 @@ def flattening_epoch(dev: list[float], tolerance: float, maximize: bool = True) 
 
 def curves(study: str, results: Path) -> list[Curve]:
     """Every ok record of ``study`` that kept its epochs' metrics, family by family."""
-    config = study_config(study)
     out = []
-    for family in config["families"]:
+    for family in load_study(study).families:
         path = results / study / f"{family}.jsonl"
         if not path.is_file():
             continue

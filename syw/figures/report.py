@@ -10,7 +10,8 @@ from syw.analysis.curves import curve_of
 from syw.analysis.group import Group
 from syw.core.units import human_duration
 from syw.curve.checklist import MISSING, Entry, checklist_lines, expected_table
-from syw.experiments.space import Family, load_family, study_config
+from syw.experiments.space import Family
+from syw.experiments.study import Study, load_study
 from syw.figures.budgets import budget_rows, reach_table
 from syw.figures.sources import PAPER_DIR, from_paper, paper_rows, study_rows
 from syw.figures.specs import FIGURES
@@ -68,8 +69,8 @@ def _family_section(family: Family, rows: pd.DataFrame | None, group: Group, n_f
 
 def build(study: str, source: str = "ours", results_dir: Path | None = None, paper_dir: Path = PAPER_DIR) -> tuple[str, str]:
     """Markdown and LaTeX reports of ``study`` (source "ours": records; "paper": the authors' file)."""
-    cfg = study_config(study)
-    families = {name: load_family(stem, name=name) for name, stem in cfg["families"].items()}
+    config = load_study(study)
+    families = {name: config.family(name) for name in config.families}
     sections, groups = {}, []
     if source == "ours":
         parts, n_failed = study_rows(study, results_dir)
@@ -77,20 +78,20 @@ def build(study: str, source: str = "ours", results_dir: Path | None = None, pap
             family = families[name]
             group = Group(name, rows["value"].to_numpy(float), rows["duration_seconds"].to_numpy(float), family.label)
             groups.append(group)
-            sections[name] = _family_section(family, rows, group, n_failed.get(name, 0), cfg["metric"], rows["seed"].iloc[0],
-                                             maximize=cfg.get("direction", "max") == "max")
+            sections[name] = _family_section(family, rows, group, n_failed.get(name, 0), config.metric, rows["seed"].iloc[0],
+                                             maximize=config.maximize)
     else:
         spec = next(s for s in FIGURES.values() if s.study == study)
         rows = paper_rows(spec, paper_dir)
         for group in from_paper(spec, paper_dir):
             groups.append(group)
-            sections[group.name] = _family_section(families[group.name], None, group, 0, cfg["metric"], None)
+            sections[group.name] = _family_section(families[group.name], None, group, 0, config.metric, None)
             sections[group.name]["file_best"] = searched_columns(rows[group.name], spec.paper.metric_column)
     if not sections:
         raise FileNotFoundError(f"no trials for study {study} ({source})")
-    budgets = _budgets(study, source, groups) if cfg.get("direction", "max") == "max" else []
+    budgets = _budgets(study, source, groups) if config.maximize else []
     notes = _dirty_note(study, results_dir) if any("-dirty" in s["implementation"] for s in sections.values()) else []
-    return _markdown(study, cfg, sections, source, budgets, notes), _latex(study, sections)
+    return _markdown(config, sections, source, budgets, notes), _latex(study, sections)
 
 
 def _dirty_note(study: str, results_dir: Path) -> list[str]:
@@ -109,9 +110,9 @@ def searched_columns(rows: pd.DataFrame, metric: str) -> dict[str, Any]:
             if not str(c).startswith(outcome) and c.strip() and rows[c].nunique(dropna=True) > 1}
 
 
-def _markdown(study: str, cfg: dict, sections: dict, source: str, budgets: list[str], notes: list[str]) -> str:
-    out = [f"# Report: study `{study}` ({'our records' if source == 'ours' else 'the authors published trials'})", "",
-           cfg.get("description", ""), ""]
+def _markdown(study: Study, sections: dict, source: str, budgets: list[str], notes: list[str]) -> str:
+    out = [f"# Report: study `{study.name}` ({'our records' if source == 'ours' else 'the authors published trials'})", "",
+           study.description, ""]
     for name, s in sections.items():
         out += [f"## {s['label']}", "", "| | |", "|---|---|",
                 f"| Computing infrastructure | {s['hardware']} |",
@@ -126,7 +127,7 @@ def _markdown(study: str, cfg: dict, sections: dict, source: str, budgets: list[
             out += ["", "The best trial in the authors' file (columns that vary across the family's trials):", "",
                     "| column | value |", "|---|---|"] + [f"| {k} | {_fmt(v)} |" for k, v in s["file_best"].items()]
         out.append("")
-    out += notes + ["## Checklist (Text Box 1)", ""] + checklist_lines(_entries(cfg, sections))
+    out += notes + ["## Checklist (Text Box 1)", ""] + checklist_lines(_entries(study, sections))
     out += ["", "## Expected validation performance (Eq. 8 ± its SD, section 3.3)", ""]
     out += expected_table({s["label"]: (s["em"], s["sd"]) for s in sections.values()},
                           [b for b in BUDGETS if b <= max(s["trials"] for s in sections.values())])
@@ -135,7 +136,7 @@ def _markdown(study: str, cfg: dict, sections: dict, source: str, budgets: list[
     return "\n".join(out) + "\n"
 
 
-def _entries(cfg: dict, sections: dict) -> dict[str, Entry]:
+def _entries(study: Study, sections: dict) -> dict[str, Entry]:
     """The items of Text Box 1 (``syw.curve.checklist.ITEMS``) as the study's records and configs fill them."""
     def each(key: str) -> str:
         return "; ".join(f"{s['label']}: {s[key] if key != 'duration' else human_duration(s[key])}"
@@ -147,14 +148,14 @@ def _entries(cfg: dict, sections: dict) -> dict[str, Entry]:
         "infrastructure": Entry(each("hardware") if len(known) == len(sections) else None,
                                 None if len(known) == len(sections) else "the hardware of the authors' runs"),
         "runtime": Entry(each("duration")),
-        "splits": Entry(cfg.get("splits") or None, None if cfg.get("splits") else "the splits (study.splits)"),
+        "splits": Entry(study.splits or None, None if study.splits else "the splits (study.splits)"),
         "validation": Entry("no test results are reported; all numbers are validation performance"),
         "code": Entry("; ".join(sorted({s["implementation"] for s in sections.values()}))),
         "bounds": Entry("the search-space tables above"),
         "best": Entry("the best-assignment columns above", None if complete else "the best assignment of each family"),
         "trials": Entry(each("trials")),
-        "method": Entry(each("strategy") + f"; selection by best validation {cfg['metric']} "
-                        f"({'higher' if cfg.get('direction', 'max') == 'max' else 'lower'} is better)"),
+        "method": Entry(each("strategy") + f"; selection by best validation {study.metric} "
+                        f"({'higher' if study.maximize else 'lower'} is better)"),
         "expected": Entry("the table below"),
     }
 

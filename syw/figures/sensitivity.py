@@ -23,7 +23,8 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from syw.core.errors import DataError  # noqa: E402
 from syw.core.records import iter_records, latest_per_trial  # noqa: E402
 from syw.curve.style import CEILING, PALETTE, RED, save  # noqa: E402
-from syw.experiments.space import Family, load_family, study_config  # noqa: E402
+from syw.experiments.space import Family  # noqa: E402
+from syw.experiments.study import load_study  # noqa: E402
 
 MARKERS = "o^sDvP"
 COLOURS = [c for c in PALETTE if c != RED]  # red is the best trial's star
@@ -143,16 +144,16 @@ def _notes(frame: pd.DataFrame, ok: pd.DataFrame, limit: float | None) -> str:
 
 def write(study: str, results: Path, folder: Path, only: str | None = None) -> list[Path]:
     """``sensitivity_<study>_<family>.png`` and ``.pdf`` in ``folder`` for each family of the study (or ``only``)."""
-    cfg = study_config(study)
-    names = [only] if only else list(cfg["families"])
-    if only and only not in cfg["families"]:
-        raise ValueError(f"study {study} has no family {only!r} (has: {', '.join(cfg['families'])})")
+    config = load_study(study)
+    names = [only] if only else list(config.families)
+    if only and only not in config.families:
+        raise ValueError(f"study {study} has no family {only!r} (has: {', '.join(config.families)})")
     written = []
     for name in names:
-        family = load_family(cfg["families"][name], name=name)
+        family = config.family(name)
         frame = family_records(Path(results) / study, name)
-        fig = figure(family, frame, cfg["metric"], cfg["direction"] == "max",
-                     f"{study}: {family.label}\nvalidation {cfg['metric']} against each searched hyperparameter")
+        fig = figure(family, frame, config.metric, config.maximize,
+                     f"{study}: {family.label}\nvalidation {config.metric} against each searched hyperparameter")
         written += save(fig, folder / f"sensitivity_{study}_{name}", dpi=150)
         plt.close(fig)
     return written

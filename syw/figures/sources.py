@@ -1,6 +1,7 @@
 """Scores per model family for a figure: from our trial records or from the authors' published files."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -12,10 +13,10 @@ from syw.analysis.floors import Floor, apply_floor
 from syw.analysis.group import Group
 from syw.core.errors import DataError, DataMissingError
 from syw.core.paths import REPO
-from syw.core.records import load_study
+from syw.core.records import load_study as load_records
 from syw.curve.table import finite_column
 from syw.data.fetch import fetch, file_digest
-from syw.experiments.space import load_family, study_config, study_floor
+from syw.experiments.study import Study, load_study
 from syw.figures.specs import URL, FigureSpec, PaperFile
 
 PAPER_DIR = REPO / "results" / "paper"
@@ -45,25 +46,37 @@ def study_rows(study: str, results_dir: Path = REPO / "results") -> tuple[dict[s
     that is missing raises ``FileNotFoundError``, one that is empty or holds no ok trial or a bad
     number raises :class:`DataError`, each naming the file. A figure never leaves a family out.
     A value beyond the study's floor (``study.floor``) counts at the floor; ``raw_value`` keeps the recorded one.
+    Read and floored once per process while the records files stay the same; each call gets its own copies.
     """
-    cfg = study_config(study)
-    floor, maximize = study_floor(study), cfg.get("direction", "max") == "max"
     folder = Path(results_dir) / study
-    frame, failed = load_study(folder)
+    parts, failed = _rows(load_study(study), folder, _stamp(folder))
+    return {name: part.copy() for name, part in parts.items()}, dict(failed)
+
+
+def _stamp(folder: Path) -> tuple[tuple[str, int, int], ...]:
+    """Each records file of ``folder`` (absolute, so a relative folder read from elsewhere differs), its size and
+    modification time: what :func:`_rows` is cached by."""
+    return tuple((str(p.absolute()), s.st_size, s.st_mtime_ns) for p in sorted(folder.glob("*.jsonl")) for s in [p.stat()])
+
+
+@functools.lru_cache(maxsize=16)
+def _rows(study: Study, folder: Path, stamp: tuple[tuple[str, int, int], ...]) -> tuple[dict[str, pd.DataFrame], dict[str, int]]:
+    """:func:`study_rows` of the records files ``stamp`` names."""
+    frame, failed = load_records(folder)
     parts = {}
-    for name in cfg["families"]:
+    for name in study.families:
         path = folder / f"{name}.jsonl"
         part = frame[frame["family"] == name]
         if part.empty and not path.is_file():
-            raise FileNotFoundError(f"{path}: no records of family {name!r} of study {study} "
-                                    f"(syw run study={study} runs them)")
+            raise FileNotFoundError(f"{path}: no records of family {name!r} of study {study.name} "
+                                    f"(syw run study={study.name} runs them)")
         if part.empty:
             held = f"{failed[name]} failed trial(s)" if failed.get(name) else "no complete record"
             raise DataError(f"{path}: no ok trial of family {name!r}; the file holds {held}")
         part = part.set_axis([f"trial {t}" for t in part["trial"]])
         for column in ("value", "duration_seconds"):
             finite_column(part, column, str(path))
-        parts[name] = floored(part, floor, maximize)
+        parts[name] = floored(part, study.floor, study.maximize)
     return parts, failed
 
 
@@ -81,12 +94,11 @@ def floored_counts(parts: dict[str, pd.DataFrame]) -> dict[str, int]:
 def floor_text(study: str, counts: dict[str, int]) -> str | None:
     """The study's floor and how many trials of each family count at it (:func:`floored_counts`, or the
     authors' counts in :func:`paper_floor_text`), or None."""
-    floor = study_floor(study)
-    if floor is None:
+    config = load_study(study)
+    if config.floor is None:
         return None
     counted = "; ".join(f"{name} {n}" for name, n in counts.items() if n) or "none"
-    maximize = study_config(study).get("direction", "max") == "max"
-    return f"Floor (study.floor): {floor.describe(maximize)}; trials counted at it: {counted}."
+    return f"Floor (study.floor): {config.floor.describe(config.maximize)}; trials counted at it: {counted}."
 
 
 _SAID: set[str] = set()  # the notes this process printed: a study's groups are read once per figure or claim
@@ -101,17 +113,17 @@ def _once(note: str) -> None:
 
 def from_records(study: str, results_dir: Path = REPO / "results", labels: dict[str, str] | None = None) -> list[Group]:
     """Our groups: ok trials of results/<study>/<family>.jsonl (see :func:`study_rows`), labelled by each family file."""
-    cfg = study_config(study)
+    config = load_study(study)
     parts, failed = study_rows(study, results_dir)
     for name, count in failed.items():
         _once(f"note: {count} failed trial(s) of {study}/{name} are not part of its curve")
-    floor = study_floor(study)
+    floor = config.floor
     for name, count in floored_counts(parts).items():
         if count:
             _once(f"note: {count} trial(s) of {study}/{name} count at the floor {floor.value:g} ({floor.rule})")
     groups = []
     for name, part in parts.items():
-        label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
+        label = (labels or {}).get(name) or config.family(name).label
         groups.append(Group(name, part["value"].to_numpy(float), part["duration_seconds"].to_numpy(float), label))
     return groups
 
@@ -169,23 +181,23 @@ def from_paper(spec: FigureSpec, folder: Path = PAPER_DIR, labels: dict[str, str
 def paper_groups(spec: FigureSpec, rows: dict[str, pd.DataFrame], labels: dict[str, str] | None = None) -> list[Group]:
     """The groups of rows :func:`paper_rows` read: each family's scores and durations. The authors' scores
     count at our study's floor (``study.floor``) by the rule our trials follow, so both are curves of one rule."""
-    cfg = study_config(spec.study)
+    config = load_study(spec.study)
     scores = _paper_scores(spec, rows)
     groups = []
     for name, part in rows.items():
         durations = part[spec.paper.duration_column].to_numpy(float) if spec.paper.duration_column in part else None
         if durations is not None and np.all(durations == 1.0):
             durations = None  # placeholder durations (DGEM): no time axis
-        label = (labels or {}).get(name) or load_family(cfg["families"][name], name=name).label
+        label = (labels or {}).get(name) or config.family(name).label
         groups.append(Group(name, scores[name][0], durations, label))
     return groups
 
 
 def _paper_scores(spec: FigureSpec, rows: dict[str, pd.DataFrame]) -> dict[str, tuple[np.ndarray, int]]:
     """Per family of :func:`paper_rows`: the authors' scores at our study's floor, and how many count at it."""
-    floor, maximize = study_floor(spec.study), study_config(spec.study).get("direction", "max") == "max"
-    value = None if floor is None else floor.value
-    return {name: apply_floor(part[spec.paper.metric_column].to_numpy(float), value, maximize=maximize)
+    config = load_study(spec.study)
+    value = None if config.floor is None else config.floor.value
+    return {name: apply_floor(part[spec.paper.metric_column].to_numpy(float), value, maximize=config.maximize)
             for name, part in rows.items()}
 
 

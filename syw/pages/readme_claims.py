@@ -18,7 +18,7 @@ from pathlib import Path
 from syw.analysis.compare import stretches
 from syw.analysis.floors import apply_floor
 from syw.analysis.inference import compare
-from syw.experiments.space import study_config
+from syw.experiments.study import load_study
 from syw.figures.plot import interval_words
 from syw.pages.readme_args import Args, values_of
 from syw.pages.readme_data import FactError, NeedsData, figure_of
@@ -100,9 +100,9 @@ def interval(a: Args) -> Value:
 
 def _split_file(study: str, split: str) -> Path:
     """The SciTail ``tsv_format`` file of ``split`` that ``study`` reads (its ``dataset`` block), in $SYW_DATA_DIR."""
-    dataset = study_config(study)["dataset"]
+    dataset = load_study(study).dataset
     if dataset.get("name") != "scitail" or dataset.get("format") != "tsv_format":
-        raise FactError(f"majority: study {study} does not read SciTail's tsv_format (dataset {dataset})")
+        raise FactError(f"majority: study {study} does not read SciTail's tsv_format (dataset {dict(dataset)})")
     if split not in ("train", "dev", "test"):
         raise FactError(f"split={split!r}: train, dev or test")
     root = os.environ.get("SYW_DATA_DIR")

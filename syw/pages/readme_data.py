@@ -21,7 +21,8 @@ from typing import Any
 import pandas as pd
 
 from syw.core.records import study_records
-from syw.experiments.space import load_family, study_config, study_floor
+from syw.experiments.space import load_family
+from syw.experiments.study import load_study
 from syw.figures import sources
 from syw.figures.sources import paper_groups, shared_paper_file
 from syw.figures.specs import FIGURES, FigureSpec
@@ -93,7 +94,8 @@ def read_study(folder: Path) -> Study:
     name = str(records[0].get("study") or folder.name)
     spec = figure_of(name)
     try:
-        order, floor = list(study_config(name)["families"]), study_floor(name)
+        config = load_study(name)
+        order, floor = list(config.families), config.floor
     except (FileNotFoundError, KeyError, ValueError):
         order, floor = [], None
     names = [f for f in order if f in per_file] + [f for f in per_file if f not in order]

@@ -23,7 +23,7 @@ from syw.core.errors import DataError, DataMissingError
 from syw.core.manifest import OVERRIDE_HELP, require_verified
 from syw.core.paths import REPO, in_checkout
 from syw.core.records import check_complete
-from syw.experiments.space import study_config
+from syw.experiments.study import load_study
 from syw.figures.sources import from_paper, from_records
 from syw.figures.specs import FIGURES
 from syw.pages import verdict_rules as rules
@@ -79,7 +79,7 @@ def verdict_for(claim: Claim, study: str, groups: dict[str, Group] | str) -> Rea
     if isinstance(groups, str):
         return Reading("-", "-", rules.untestable(f"data: {groups}"))
     found = read(claim, groups)
-    reduced = study_config(study).get("reduced")
+    reduced = load_study(study).reduced
     if reduced and found.verdict.state != "untestable":
         return Reading(found.point, found.interval, rules.untestable(f"scale: {reduced.removeprefix('REDUCED: ')}"),
                        found.verdict)

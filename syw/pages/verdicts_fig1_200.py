@@ -18,7 +18,7 @@ from syw.analysis.compare import Difference
 from syw.analysis.inference import compare
 from syw.core.paths import REPO
 from syw.core.units import count
-from syw.experiments.space import study_config
+from syw.experiments.study import load_study
 from syw.figures.sources import has_records, study_rows
 from syw.pages.verdict_rules import Verdict
 from syw.pages.verdict_rules import verdict as worded
@@ -49,7 +49,7 @@ def _state(results: Path) -> tuple[dict[str, int], Difference | None]:
         return {}, None
     parts, failed = study_rows(STUDY, results)
     recorded = {name: len(part) + failed.get(name, 0) for name, part in parts.items()}
-    if any(size < int(study_config(STUDY)["trials"]) for size in recorded.values()):
+    if any(size < load_study(STUDY).trials for size in recorded.values()):
         return recorded, None
     scores = {name: part["value"].to_numpy(float) for name, part in parts.items()}  # ok trials, as the curves read them
     return recorded, compare(scores[EARLY], scores[LATE], (EARLY, LATE), at=BUDGETS, confidence=CONFIDENCE)
@@ -67,7 +67,7 @@ def section(results: Path = REPO / "results") -> list[str]:
     """The Markdown lines of the section: the rule, the comparison at each budget and the verdict, or
     how many trials are recorded while the study is still running."""
     out = ["", f"## Figure 1, decided on more trials: `{STUDY}`", "", f"Rule: {RULE}", ""]
-    trials = int(study_config(STUDY)["trials"])
+    trials = load_study(STUDY).trials
     recorded, diff = _state(results)
     if not recorded:
         return out + [f"Verdict: pending. The study has no records here: `make study-fig1-200` runs it ({trials} trials per family)."]

@@ -22,7 +22,7 @@ from syw.core.errors import DataError
 from syw.core.paths import REPO
 from syw.core.records import RecordError
 from syw.core.units import count, score, spans, stretches_text
-from syw.experiments.space import study_config
+from syw.experiments.study import load_study
 from syw.experiments.tuner import GP
 from syw.figures import fig5
 from syw.figures.seeds import MELIS_RATIO, MELIS_ROBUST_GAP, MELIS_SEED_SD, best_assignments, gap_rows, seed_rows
@@ -206,7 +206,7 @@ def answers(study: str, results: Path) -> list[Reading]:
                  seed_gaps(study, results, cells_)]
     except (FileNotFoundError, DataError, RecordError) as err:
         return [_missing(str(err).replace(f"{REPO}/", "").replace(f"{results}/", "results/"))] * len(QUESTIONS)
-    reduced = study_config(study).get("reduced")
+    reduced = load_study(study).reduced
     if not reduced:
         return found
     scale = rules.untestable(f"scale: {reduced.removeprefix('REDUCED: ')}")

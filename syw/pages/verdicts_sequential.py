@@ -16,7 +16,7 @@ from syw.analysis.sequential import Design, SequentialResult
 from syw.core.errors import DataError
 from syw.core.paths import REPO
 from syw.experiments.sequential_study import evaluate
-from syw.experiments.space import study_config
+from syw.experiments.study import load_study
 
 STUDY = "sst5_sequential"
 EARLY, LATE = "lr", "cnn"  # the claim: EARLY leads at the small budgets
@@ -24,7 +24,7 @@ EARLY, LATE = "lr", "cnn"  # the claim: EARLY leads at the small budgets
 
 def rule_of(study: str = STUDY) -> tuple[Design, tuple[str, str]]:
     """The study's committed stopping rule and the two families it compares."""
-    spec = study_config(study)["sequential"]
+    spec = load_study(study).sequential
     design = Design(tuple(spec["looks"]), tuple(spec["at"]), spec.get("confidence", 0.95),
                     spec.get("boundary", "obrien-fleming"), spec.get("adjust", "bonferroni"))
     return design, (str(spec["compare"][0]), str(spec["compare"][1]))

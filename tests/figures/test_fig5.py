@@ -1,11 +1,13 @@
 """Figure 5 and its budgets (case study 5, Melis et al. 2018) on synthetic records in the runner's layout:
 Eq. 8 with direction min, the GP tuner's mean best-so-far, the trials it saves and the leader by n, by hand."""
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from syw.core.entry import run_main
+from syw.experiments.study import load_study
 from syw.figures import __main__ as cli
 from syw.figures import fig5
 from syw.figures.sources import study_with_records
@@ -159,7 +161,7 @@ def test_a_diverged_trial_counts_at_the_floor_and_every_cell_is_drawn(tmp_path, 
 def test_without_a_floor_a_diverged_trial_is_named_above_the_axis(tmp_path, monkeypatch):
     from syw.figures import sources
     for module in (fig5, sources):
-        monkeypatch.setattr(module, "study_floor", lambda study: None)
+        monkeypatch.setattr(module, "load_study", lambda study: replace(load_study(study), floor=None))
     results, out = tmp_path / "results", tmp_path / "out"
     folder = write_melis(results)
     write_family(folder, "rhn", [180.0, 150.0, 210.0, 1e34], 120.0)  # RHN's trial 3 diverged

@@ -1,6 +1,7 @@
 """Figures and budget tables from generated records (ours) and generated published-layout TSVs (paper)."""
 import subprocess
 import urllib.error
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -260,8 +261,8 @@ def test_report_of_a_study_that_minimizes(tmp_path, monkeypatch):
 
     results = tmp_path / "results"
     write_study(results, "sst5", STUDIES[1][1], n=12)
-    config = report.study_config("sst5")
-    monkeypatch.setattr(report, "study_config", lambda study: {**config, "direction": "min"})
+    config = report.load_study("sst5")
+    monkeypatch.setattr(report, "load_study", lambda study: replace(config, maximize=False))
     md, _ = report.build("sst5", "ours", results)
     values = [json.loads(l)["value"] for l in (results / "sst5" / "lr.jsonl").read_text().splitlines()]
     assert f"| Best validation accuracy | {min(values):.4f} |" in md

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from syw.core.entry import run_main
+from syw.experiments.study import Study
 from syw.figures.learning_curve import curves, flattening_epoch, main
 
 
@@ -28,7 +29,7 @@ def test_flattening_epoch_rejects(dev, tolerance):
 def test_the_files_come_from_the_records(tmp_path, monkeypatch):
     import syw.figures.learning_curve as lc
 
-    monkeypatch.setattr(lc, "study_config", lambda study: {"families": {"dam": "x", "esim": "y"}})
+    monkeypatch.setattr(lc, "load_study", lambda study: Study.from_config(study, {"families": {"dam": "x", "esim": "y"}, "metric": "accuracy"}))
     folder = tmp_path / "s"
     folder.mkdir()
     metrics = [{"accuracy": a, "test_accuracy": t} for a, t in ((0.6, 0.55), (0.7, 0.66), (0.69, 0.7))]
@@ -47,6 +48,6 @@ def test_the_files_come_from_the_records(tmp_path, monkeypatch):
 def test_no_curve_is_one_error(tmp_path, monkeypatch, capsys):
     import syw.figures.learning_curve as lc
 
-    monkeypatch.setattr(lc, "study_config", lambda study: {"families": {"dam": "x"}})
+    monkeypatch.setattr(lc, "load_study", lambda study: Study.from_config(study, {"families": {"dam": "x"}, "metric": "accuracy"}))
     assert run_main(main, ["--study", "s", "--results", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path / 's'}: no ok record")
