@@ -17,6 +17,7 @@ blocks below (its leave-one-out value is constant there).
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,6 +30,8 @@ from syw.analysis.multiplicity import MATRIX_CELLS
 _CACHED_CELLS = 250_000  # weight matrices up to this size are cached (at most 64 of them: 128 MB)
 WHOLE_TRIALS = 2_000  # groups up to this size hold their leave-one-out values whole; larger ones go in blocks
 _BLOCK_CELLS = 1_000_000  # trials x budgets per block of the blocked jackknife (8 MB)
+_KEEP = 8  # blocked spreads kept, by the sample's content and the budgets (each at most budgets^2 floats)
+_RECENT: dict[tuple[bytes, bytes], Spread] = {}
 
 
 def _sorted(scores, maximize: bool, least: int = 1, what: str = "scores") -> np.ndarray:
@@ -146,7 +149,14 @@ def spread(x: np.ndarray, budgets: np.ndarray, covariance: bool = False) -> Spre
         dev = _deviations(x, budgets)
         var = (x.size - 1) / x.size * np.sum(dev**2, axis=1)
         return Spread(var, _kish_dof(x.size, budgets), dev if covariance else None)
-    return _blocked(x, budgets, covariance)
+    # a group compared with several others (syw curve on 3 groups: each in 2 pairs) is done once
+    key = (hashlib.blake2b(x.tobytes(), digest_size=16).digest(), budgets.tobytes())
+    found = _RECENT.get(key)
+    if found is None or (covariance and found._cov is None):
+        found = _RECENT[key] = _blocked(x, budgets, covariance)
+        while len(_RECENT) > _KEEP:
+            del _RECENT[next(iter(_RECENT))]
+    return found
 
 
 def _blocked(x: np.ndarray, budgets: np.ndarray, covariance: bool) -> Spread:
@@ -192,7 +202,11 @@ def _blocked(x: np.ndarray, budgets: np.ndarray, covariance: bool) -> Spread:
     var = (size - 1) / size * moments.m2 / total**2
     sum_sq = ((size - n) / size) ** 2 * squares / total**2 + (n / size) ** 2
     cov = (size - 1) / size * moments.cross / np.outer(total, total) if covariance else None
-    return Spread(var, 1.0 / sum_sq - 1.0, None, cov)
+    dof = 1.0 / sum_sq - 1.0
+    for values in (var, dof, cov):
+        if values is not None:
+            values.flags.writeable = False  # kept and shared (spread's _RECENT)
+    return Spread(var, dof, None, cov)
 
 
 class _Moments:

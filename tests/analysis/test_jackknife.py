@@ -53,6 +53,21 @@ def test_blocks_match_a_long_double_reference_at_200000_trials():
     assert got[0] == pytest.approx(np.var(x, ddof=1) / x.size, rel=1e-11)  # n = 1: s^2 / N
 
 
+def test_a_group_in_several_pairs_is_done_once(monkeypatch):
+    """The same sample and budgets again (a group in two pairs) give the kept spread; asking for the covariance
+    after a spread without it computes it once more."""
+    calls = []
+    blocked = jackknife._blocked
+    monkeypatch.setattr(jackknife, "_blocked", lambda *args: calls.append(args[2]) or blocked(*args))
+    x, budgets = np.sort(np.random.default_rng(7).normal(size=3_001)), np.array([1, 3, 9])
+    first = spread(x, budgets)
+    assert spread(x.copy(), budgets) is first and calls == [False]
+    with_cov = spread(x, budgets, True)
+    assert calls == [False, True] and spread(x, budgets) is with_cov and with_cov.covariance([0, 2]).shape == (2, 2)
+    assert spread(x[:-1], budgets) is not with_cov and calls == [False, True, False]
+    assert not first.var.flags.writeable
+
+
 def test_no_covariance_unless_asked():
     x = np.sort(np.random.default_rng(1).normal(size=3_000))
     with pytest.raises(ValueError, match="without its covariance"):
