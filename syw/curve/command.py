@@ -353,6 +353,10 @@ def curve(args: argparse.Namespace) -> int:
     if looks is not None:  # before "How each number", so that it is printed too
         head, sep, tail = text.partition("\n## How each number")
         text = head + sequential_option.section(looks, tuple(args.compare), args.boundary, args.confidence) + sep + tail
+    for source in args.trials:  # a suite study with a stopping rule: its verdict is the rule's
+        if studied := sequential_option.study_section(Path(source)):
+            head, sep, tail = text.partition("\n## How each number")
+            text = head + studied + sep + tail
     if args.margin is not None:
         head, sep, tail = text.partition("\n## How each number")
         text = head + _equivalence(result, args) + sep + tail

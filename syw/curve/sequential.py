@@ -5,11 +5,19 @@ The trials of each group are taken in the order they ran (their order column, ``
 stated budget n by :func:`syw.analysis.sequential.sequential` (the unbiased expected best of n, Eq. 8 without its
 bias, studentized by the jackknife; an alpha-spending boundary per look; Bonferroni over the budgets) and the
 rule stops at the first look where every budget has a leader. Writes ``sequential.csv`` and a report section.
+
+A suite study with a stopping rule (``syw run``, :mod:`syw.experiments.sequential_study`) logs each look to
+``sequential.ndjson`` beside its records; ``syw curve results/<study>`` reads the log (:func:`study_section`) and
+says that the study's verdict is its rule's, at the look the log reached, not the fixed-N comparison of every trial
+recorded.
 """
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,8 +25,10 @@ import pandas as pd
 from syw.analysis.sequential import Design, sequential
 from syw.analysis.spending import SPENDING
 from syw.core.entry import positive_int
+from syw.core.errors import DataError
 from syw.curve.prepare import Prepared
 
+LOG_NAME = "sequential.ndjson"  # a sequential study's looks, beside its records (not *.jsonl: that is a records file)
 COLUMNS = ["look", "trials_per_group", "n", "estimate", "statistic", "df", "boundary", "rci_low", "rci_high", "leader",
            "decided_at", "stopped"]
 
@@ -76,6 +86,47 @@ def section(rows: pd.DataFrame, compare: tuple[str, str], boundary: str, confide
                       "(sequential.csv).", ""])
 
 
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """The lines of a study's ``sequential.ndjson`` (a line cut off by a kill is not counted)."""
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8")
+    complete = text[:text.rfind("\n") + 1]
+    out = []
+    for number, line in enumerate(complete.splitlines(), start=1):
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise DataError(f"{path}:{number}: not a JSON line") from None
+    return out
+
+
+def study_section(folder: Path) -> str:
+    """The report's section for a records folder of a sequential study (its ``sequential.ndjson``): the rule's
+    state at the last look logged, each budget's repeated interval and leader; '' for any other source."""
+    lines = read_log(folder / LOG_NAME) if folder.is_dir() else []
+    looks = [line for line in lines if not line.get("stopped")]
+    if not looks:
+        return ""
+    last, stopped = looks[-1], next((line for line in lines if line.get("stopped")), None)
+    a, b = last["compare"]
+    state = (f"Its rule stopped: {stopped['why']}." if stopped else
+             f"Its rule is still running: {len(looks)} looks done ({last['trials_per_family']} trials per family).")
+    rows = [f"| {x['n']} | {_signed(x['estimate'])} | "
+            + ("not tested yet" if x["rci"][0] is None else f"[{x['rci'][0]:+.4f}, {x['rci'][1]:+.4f}]")
+            + f" | {x['leader'] or 'none'} | {x['decided_at'] or '-'} |" for x in last["budgets"]]
+    return "\n".join(["", "## A sequential study", "",
+                      f"{folder} is a study with a stopping rule ({LOG_NAME}): its verdict is the rule's, read at its looks "
+                      "with repeated confidence intervals, valid however the looks went. The comparison above is a fixed-N "
+                      "reading of every trial recorded, which the rule does not use. " + state, "",
+                      f"| n | {a} minus {b} at look {last['look']} | repeated interval | leader | decided at look |",
+                      "|---|---|---|---|---|", *rows, ""])
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.4f}"
+
+
 def add_options(group: argparse._ArgumentGroup) -> None:
     """``--looks`` and ``--boundary`` (with ``--compare`` and ``--at``)."""
     group.add_argument("--looks", type=positive_int, nargs="+", metavar="K",
@@ -96,4 +147,5 @@ def from_args(args: argparse.Namespace, prepared: Prepared) -> pd.DataFrame | No
     return sequential_rows(prepared, tuple(args.compare), args.at, args.looks, args.boundary, args.confidence)
 
 
-__all__ = ["COLUMNS", "add_options", "from_args", "ordered_scores", "section", "sequential_rows"]
+__all__ = ["COLUMNS", "LOG_NAME", "add_options", "from_args", "ordered_scores", "read_log", "section", "sequential_rows",
+           "study_section"]

@@ -26,6 +26,7 @@ from syw.core.errors import ConfigError, DataError, DataMissingError
 from syw.core.paths import CONF_DIR
 from syw.core.records import RecordError, RecordsBusy, RecordsWriter, done_indices, iter_records, latest_per_trial
 from syw.core.units import human_duration
+from syw.curve.sequential import LOG_NAME
 from syw.experiments.checks import check_family_code, check_records_match, family_dirs, study_file, validate
 from syw.experiments.cluster import ClusterUnreachable, node_resources, ray_log, start_ray, stop_ray, trial_resources
 from syw.experiments.cost import cost_lines
@@ -35,7 +36,7 @@ from syw.experiments.plan import FamilyPlan, Plan, command_line, family_trials, 
 from syw.experiments.preflight import PreflightError, check_records_links, preflight
 from syw.experiments.progress import Progress, record_callback
 from syw.experiments.same_inputs import check_one_version
-from syw.experiments.sequential_study import LOG_NAME, decision_text, evaluate, record_looks, sequential_of
+from syw.experiments.sequential_study import decision_text, evaluate, record_looks, sequential_of
 from syw.experiments.space import Family
 from syw.experiments.trial import suite_commit
 from syw.experiments.tuner import adaptive_setup, check_adaptive, tuner_of

@@ -21,8 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 from syw.analysis.sequential import Design, SequentialResult, decide, look_statistics
 from syw.core.errors import ConfigError, DataError
 from syw.core.records import iter_records, latest_per_trial
+from syw.curve.sequential import LOG_NAME, read_log
 
-LOG_NAME = "sequential.ndjson"
 KEYS = {"compare", "at", "looks", "boundary", "adjust", "confidence"}
 
 
@@ -122,21 +122,6 @@ def decision_text(result: SequentialResult) -> str:
     return f"last look {k} reached ({size} trials per family) undecided: {said}"
 
 
-def read_log(path: Path) -> list[dict[str, Any]]:
-    """The lines of a study's ``sequential.ndjson`` (a line cut off by a kill is not counted)."""
-    if not path.is_file():
-        return []
-    text = path.read_text(encoding="utf-8")
-    complete = text[:text.rfind("\n") + 1]
-    out = []
-    for number, line in enumerate(complete.splitlines(), start=1):
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            raise DataError(f"{path}:{number}: not a JSON line") from None
-    return out
-
-
 def _same(old: Any, new: Any) -> bool:
     """Equal lines, numbers to 1e-9 relative: a look's boundary is computed beside the later looks' (vectorized),
     which moves its last digits."""
@@ -192,5 +177,5 @@ def provenance_lines(study_dir: Path) -> list[str]:
     return out
 
 
-__all__ = ["LOG_NAME", "decision_text", "evaluate", "look_lines", "provenance_lines", "read_log", "record_looks",
-           "recorded_scores", "sequential_of"]
+__all__ = ["decision_text", "evaluate", "look_lines", "provenance_lines", "record_looks", "recorded_scores",
+           "sequential_of"]

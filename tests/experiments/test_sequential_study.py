@@ -6,7 +6,8 @@ import pytest
 
 from syw.analysis.sequential import Design, sequential, sequential_so_far
 from syw.core.errors import DataError
-from syw.experiments.sequential_study import decision_text, look_lines, provenance_lines, read_log, record_looks
+from syw.curve.sequential import read_log
+from syw.experiments.sequential_study import decision_text, look_lines, provenance_lines, record_looks
 from tests.experiments.test_runner_config import _bad
 from tests.support.runner_util import run
 from tests.support.sequential_toy import sequential_toy

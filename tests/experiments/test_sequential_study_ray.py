@@ -8,7 +8,7 @@ import time
 import pytest
 
 from syw.core.manifest import check
-from syw.experiments.sequential_study import read_log
+from syw.curve.sequential import read_log
 from tests.experiments.test_runner_ray import started_until
 from tests.support.runner_util import records, run
 from tests.support.sequential_toy import DECISION, sequential_toy
