@@ -33,8 +33,11 @@ _normal_quantile = np.vectorize(NormalDist().inv_cdf, otypes=[float])
 
 def _continued_fraction(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
     """The continued fraction of I_x(a, b) by Lentz's method, converging fast where x < (a + 1) / (a + b + 2):
-    its terms ``_CHUNK`` at a time, until the last term of a chunk moves no entry by ``_EPS`` or more (terms past
-    convergence only add rounding)."""
+    its terms ``_CHUNK`` at a time; an entry is done when the last term of a chunk moves it by less than ``_EPS``
+    (terms past convergence only add rounding, and thousands of them, which a large ``a`` near the switch point
+    needs, can break down to 0/0 for a small one)."""
+    out = np.empty(x.shape)
+    todo = np.arange(x.size)
     a, b, x = a[:, None], b[:, None], x[:, None]
     c, d = np.ones(x.shape[0]), 1.0 / (1.0 - (a + b) * x / (a + 1.0))[:, 0]
     h = d.copy()
@@ -49,8 +52,12 @@ def _continued_fraction(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarr
                 d, c = 1.0 / (1.0 + odd[:, k] * d), 1.0 + odd[:, k] / c
                 step *= d * c
                 h *= step
-            if np.all(np.abs(step - 1.0) < _EPS):
-                return h
+            done = np.abs(step - 1.0) < _EPS
+            out[todo[done]] = h[done]
+            if done.all():
+                return out
+            left = ~done
+            todo, a, b, x, c, d, h = todo[left], a[left], b[left], x[left], c[left], d[left], h[left]
     raise ArithmeticError("the incomplete beta function's continued fraction did not converge")
 
 
