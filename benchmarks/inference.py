@@ -270,7 +270,9 @@ def table(rows: list[tuple[str, int, dict[str, float]]]) -> str:
     return "\n".join(lines)
 
 
-def _one_thread() -> contextlib.AbstractContextManager:
+def one_thread() -> contextlib.AbstractContextManager:
+    """BLAS on one thread where threadpoolctl is installed (numpy imported before OPENBLAS_NUM_THREADS was set):
+    the matrices are small, so its threads only contend."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:
@@ -318,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = args.data if args.data is None or args.data.is_dir() else None
     fams = [f for f in families(args.seed, args.pool, data) if not args.families or f.name in args.families]
     start, rows = time.perf_counter(), []
-    with _one_thread():
+    with one_thread():
         for fam in fams:
             for size in args.sizes:
                 rng = np.random.default_rng([args.seed, size, sum(map(ord, fam.name))])

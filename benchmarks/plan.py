@@ -21,7 +21,6 @@ tuning data (Lourie et al. 2024, https://github.com/nicholaslourie/opda, folder 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 import time
@@ -33,7 +32,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices: BLAS threa
 import numpy as np  # noqa: E402  (after the thread setting)
 
 from benchmarks.forecast_backtest import families as authors_families  # noqa: E402
-from benchmarks.inference import _imagenet_final, _jsonl, _nli_best, _nli_final, write_block  # noqa: E402
+from benchmarks.inference import _imagenet_final, _jsonl, _nli_best, _nli_final, one_thread, write_block  # noqa: E402
 from syw.analysis.inference import limit_budget  # noqa: E402
 from syw.analysis.power import METHODS, PlanRow, plan, power_at  # noqa: E402
 from syw.core.entry import run_main  # noqa: E402
@@ -173,14 +172,6 @@ def bar(rows: list[dict], methods: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def _one_thread() -> contextlib.AbstractContextManager:
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.plan", description=__doc__.splitlines()[0])
     parser.add_argument("--pilots", type=int, default=40, help="pilots per pair and pilot size (default 40; 10: quick)")
@@ -205,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not pairs:
         raise ValueError("no pools read: give --data (opda's data/ folder) or --authors (the authors' trial files)")
     start, rows = time.perf_counter(), []
-    with _one_thread():
+    with one_thread():
         for pair in pairs:
             oracle = truth_plans(pair, args.sizes, args.cap, args.seed)
             for size in args.sizes:
