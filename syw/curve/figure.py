@@ -27,6 +27,7 @@ from syw.curve.style import (
     plt,
     shade_sd,
     time_ticks,
+    trials_label,
 )
 
 QUARTILES_LABEL = "shading: 25% to 75% quantiles of the best of n"
@@ -193,7 +194,7 @@ def _x_axis(ax, x: str, log_x: bool) -> None:
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         if x == "trials":
-            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda value, _: trials_label(value)))
     elif x == "trials":
         integer_ticks(ax)
     if x == "time":

@@ -216,10 +216,28 @@ def end_at_trials(ax, xs: list[np.ndarray], left: float | None = None) -> None:
     ax.set_xlim(*((low, high) if high > low else (low * 0.8, high * 1.25)))  # one trial: a little room about it
 
 
+def trials_label(value: float) -> str:
+    """A trial count on an axis: ``20``, ``1000``; from 10,000 on ``10k``, ``250k``, ``1M`` (ten ticks of 100000 ran
+    together on a figure of a million trials)."""
+    if abs(value) < 10_000:
+        return f"{value:g}"
+    return f"{value / 1e6:g}M" if abs(value) >= 1_000_000 else f"{value / 1e3:g}k"
+
+
+class _TrialCounts(matplotlib.ticker.ScalarFormatter):
+    """matplotlib's own labels on an axis below 10,000 trials; :func:`trials_label`'s past it."""
+
+    def __call__(self, x, pos=None):
+        if self.axis is not None and max(self.axis.get_view_interval()) >= 10_000:
+            return trials_label(x)
+        return super().__call__(x, pos)
+
+
 def integer_ticks(ax) -> None:
     """Whole numbers only on a trial axis (linear or log): n = 1.5 trials means nothing."""
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True, min_n_ticks=1))
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    ax.xaxis.set_major_formatter(_TrialCounts())
 
 
 def finish(fig, ax, out_stem: Path, extra: list | None = None) -> list[Path]:
