@@ -28,7 +28,7 @@ from syw.core.errors import DataError
 from syw.curve.checklist import Checklist
 from syw.curve.checklist import build as checklist_of
 from syw.curve.latex import comparison_table, expected_max_table
-from syw.curve.prepare import Prepared, prepare
+from syw.curve.prepare import Prepared, Reading, prepare
 from syw.curve.report import build as report_text
 from syw.curve.sources import Trials
 
@@ -68,9 +68,9 @@ def read(data: Data, *, name: str = "trials", group: str | None = None, metric: 
     else:
         trials, fixed = _frame(data, name)
         sources = [trials]
-    return prepare(sources, studies=[study] if isinstance(study, str) else study, group=group or fixed.get("group"),
-                   metric=metric or fixed.get("metric"), duration=duration, given_direction=direction, pick=pick,
-                   failed=failed, test=test, floor=floor)
+    return prepare(sources, Reading(metric=metric or fixed.get("metric"), group=group or fixed.get("group"),
+                                    duration=duration, direction=direction, pick=pick, failed=failed, test=test, floor=floor,
+                                    studies=(study,) if isinstance(study, str) else tuple(study) if study else None))
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from syw.core.entry import Parser, check_writable, naming, positive_int, run_mai
 from syw.core.manifest import OVERRIDE_HELP, allow_unverified
 from syw.core.paths import CONF_DIR
 from syw.curve import sequential as sequential_option
-from syw.curve.api import GROUP, Curves, curves, read
+from syw.curve.api import GROUP, Curves, curves
 from syw.curve.arguments import fraction, relabelling, statistic, target
-from syw.curve.prepare import check_targets
+from syw.curve.prepare import Prepared, Reading, check_targets, prepare
 from syw.curve.rows import POLICIES
 from syw.curve.sources import SOURCES, kinds_help
 
@@ -303,13 +303,18 @@ def stated_floor(sources: list[str]) -> Floor | None:
     return Floor(*floors.pop()) if len(floors) == 1 else None
 
 
-def read_args(args: argparse.Namespace):
-    """The trials as the options of :func:`add_reading` say to read them (``syw.curve.api.read``)."""
+def reading(args: argparse.Namespace) -> Reading:
+    """The options of :func:`add_reading`, as one :class:`syw.curve.prepare.Reading`."""
+    return Reading(metric=args.metric, group=args.group, duration=args.duration, direction=args.direction,
+                   pick=args.pick, failed=args.failed, test=args.test,
+                   floor=Floor(args.floor, "--floor") if args.floor is not None else stated_floor(args.trials),
+                   studies=tuple(args.study) if args.study else None)
+
+
+def read_args(args: argparse.Namespace) -> Prepared:
+    """The trials as the options of :func:`add_reading` say to read them (``syw.curve.prepare.prepare``)."""
     with allow_unverified(args.allow_unverified):  # a study's records folder is checked against its manifests
-        return read(args.trials, study=args.study, metric=args.metric, group=args.group, duration=args.duration,
-                    maximize=None if args.direction is None else args.direction == "max", pick=args.pick,
-                    failed=args.failed, test=args.test,
-                    floor=Floor(args.floor, "--floor") if args.floor is not None else stated_floor(args.trials))
+        return prepare(args.trials, reading(args))
 
 
 def curve(args: argparse.Namespace) -> int:

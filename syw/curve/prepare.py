@@ -25,7 +25,7 @@ from syw.core.errors import DataError
 from syw.curve.columns import duration_unit, looks_like_loss, pick_duration, pick_group, pick_metric, pick_test
 from syw.curve.readers.journal import is_journal
 from syw.curve.readers.mlflow import is_mlflow_folder
-from syw.curve.rows import per_trial, settle
+from syw.curve.rows import POLICIES, per_trial, settle
 from syw.curve.sources import DATABASE_SUFFIXES, Trials, load_trials
 from syw.curve.table import duration_column
 from syw.curve.trials import SeveralStudies
@@ -33,6 +33,30 @@ from syw.curve.trials import SeveralStudies
 ORDER_COLUMNS = ("number", "trial_number", "trial", "trial_index", "iteration")  # trial order, when numeric
 RUN_COLUMNS = ("run", "run_id", "tuner_seed")
 STRATEGY = "strategy"  # --group strategy: the groups are the search strategies
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How trials are read into groups, made once (``syw curve``'s reading options; :func:`syw.curve.api.read`'s
+    keywords): the score, group, duration and test columns (None: picked as docs/syw.md says), the direction
+    ("max", "min"; None: the source's own), each trial's ``pick`` of its logged steps (best, last), failed trials
+    (``syw.curve.rows.POLICIES``), the floor scores beyond which count at it, and the studies of a storage."""
+
+    metric: str | None = None
+    group: str | None = None
+    duration: str | None = None
+    direction: str | None = None
+    pick: str = "best"
+    failed: str = "drop"
+    test: str | None = None
+    floor: Floor | None = None
+    studies: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        for key, value, allowed in (("direction", self.direction, (None, "max", "min")),
+                                    ("pick", self.pick, ("best", "last")), ("failed", self.failed, POLICIES)):
+            if value not in allowed:
+                raise ValueError(f"{key} must be one of {', '.join(map(str, allowed))}, got {value!r}")
 
 
 @dataclass
@@ -85,32 +109,32 @@ def _first(frame: pd.DataFrame, names: tuple[str, ...], numeric: bool) -> str | 
     return None
 
 
-def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
+def _standard(trials: Trials, options: Reading) -> tuple[pd.DataFrame, dict]:
     """One source's rows that count, as columns ``group score seconds order run strategy``, and how
     each was chosen (``metric``, ``maximize``, ``group``, ``duration``, ``notes``)."""
-    given = options["direction"]
+    given = options.direction
     first = given or trials.directions.get(trials.preferred or "", "max")
-    metric = pick_metric(trials.frame, trials.source, options["metric"], maximize=first == "max",
+    metric = pick_metric(trials.frame, trials.source, options.metric, maximize=first == "max",
                          preferred=trials.preferred)
     maximize = direction(trials, metric, given)
     if trials.reports:
-        trials = per_trial(trials, metric, pick=options["pick"], maximize=maximize)
-        other = "last" if options["pick"] == "best" else "best"
-        trials.notes.append(f"each trial counts with its {options['pick']} {metric} over its logged steps "
+        trials = per_trial(trials, metric, pick=options.pick, maximize=maximize)
+        other = "last" if options.pick == "best" else "best"
+        trials.notes.append(f"each trial counts with its {options.pick} {metric} over its logged steps "
                             f"(--pick {other}: its {other})")
     frame = trials.frame
-    group = None if options["group"] == STRATEGY else pick_group(frame, trials.source, options["group"])
-    seconds, seconds_note = pick_duration(frame, trials.source, options["duration"])
+    group = None if options.group == STRATEGY else pick_group(frame, trials.source, options.group)
+    seconds, seconds_note = pick_duration(frame, trials.source, options.duration)
     frame = frame.assign(_group=frame[group].astype(str) if group else trials.name)
-    frame, notes = settle(frame, metric, "_group", policy=options["failed"], maximize=maximize, source=trials.source,
-                          floor=options["floor"])
+    frame, notes = settle(frame, metric, "_group", policy=options.failed, maximize=maximize, source=trials.source,
+                          floor=options.floor)
     if frame.empty:
         raise DataError(f"{trials.source}: no finished trial with a score ({'; '.join(notes)})")
     if group and frame[group].isna().any():
         raise DataError(f"{trials.source}: {frame.index[frame[group].isna()][0]}: column {group!r} is empty")
     order, run, strategy = (_first(frame, ORDER_COLUMNS, True), _first(frame, RUN_COLUMNS, False),
                             strategy_column(frame))
-    test = pick_test(frame, trials.source, metric, options["test"], maximize=maximize)
+    test = pick_test(frame, trials.source, metric, options.test, maximize=maximize)
     labels = frame[strategy].map(lambda v: None if is_random(v) else str(v)) if strategy else trials.strategy
     out = pd.DataFrame({"group": frame["_group"], "score": frame[metric],
                         "seconds": duration_column(frame, seconds, trials.source) * duration_unit(seconds)[0] if seconds else np.nan,
@@ -123,15 +147,12 @@ def _standard(trials: Trials, options: dict) -> tuple[pd.DataFrame, dict]:
     return out, info
 
 
-def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | None = None, metric: str | None = None,
-            group: str | None = None, duration: str | None = None, given_direction: str | None = None,
-            pick: str = "best", failed: str = "drop", test: str | None = None, floor: Floor | None = None) -> Prepared:
+def prepare(sources: list[str | Trials] | str | Trials, reading: Reading = Reading()) -> Prepared:
     """Read every source (``syw.curve.sources.load_trials``; each study of a storage; a :class:`Trials`
-    as it is, e.g. a DataFrame of the Python API) and form the groups (``floor``: scores beyond it count at
-    it, :mod:`syw.analysis.floors`)."""
+    as it is, e.g. a DataFrame of the Python API) and form the groups as ``reading`` says (its ``floor``: scores
+    beyond it count at it, :mod:`syw.analysis.floors`)."""
     sources = [sources] if isinstance(sources, (str, Trials)) else list(sources)
-    options = dict(metric=metric, group=group, duration=duration, direction=given_direction, pick=pick, failed=failed,
-                   test=test, floor=floor)
+    studies, group = list(reading.studies) if reading.studies else None, reading.group
     loaded, whole = [], []
     given = [s for s in sources if isinstance(s, Trials)]  # already read (a DataFrame of the Python API)
     for source, named in _studies_of([s for s in sources if not isinstance(s, Trials)], studies):
@@ -143,7 +164,7 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
                 whole.append(f"{source}: {len(several.names)} studies ({', '.join(several.names)}) and no --study: "
                              "each is read, a group named by its study; --study NAME reads one")
     loaded = given + loaded
-    parts = [(t, *_standard(t, options)) for t in loaded]
+    parts = [(t, *_standard(t, reading)) for t in loaded]
     where = ", ".join(t.source for t in loaded)
     if len({info["maximize"] for _, _, info in parts}) > 1:
         raise DataError(f"{where}: the sources disagree on whether higher is better; pass --direction"
@@ -167,12 +188,12 @@ def prepare(sources: list[str | Trials] | str | Trials, *, studies: list[str] | 
     by_group = {str(name): read_as.iloc[at].reset_index(drop=True)
                 for name, at in pd.RangeIndex(len(rows)).to_series().groupby(rows["group"].to_numpy(), sort=True)}
     maximize = info["maximize"]
-    columns = {"metric": _picked(info["metric"], metric) + (", higher is better" if maximize else ", lower is better"),
-               "duration": _picked(info["duration"], duration) + _unit(info["duration"]) if info["duration"] else "none",
+    columns = {"metric": _picked(info["metric"], reading.metric) + (", higher is better" if maximize else ", lower is better"),
+               "duration": _picked(info["duration"], reading.duration) + _unit(info["duration"]) if info["duration"] else "none",
                "group": ("the search strategy (--group strategy)" if group == STRATEGY
                          else _picked(info["group"], group) if info["group"]
                          else "the source" if several else f"none (one curve, named {loaded[0].name})"),
-               "test": _picked(info["test"], test) if info["test"] else "none"}
+               "test": _picked(info["test"], reading.test) if info["test"] else "none"}
     notes = whole + [f"{t.name}: {n}" if several else n for t, _, i in parts for n in i["notes"]]
     if info["test"]:
         notes += [f"group {name}: {int(missing.sum())} trial(s) have no test score, so no test curve is drawn for it"

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from syw.analysis.curves import adaptive_curve
-from syw.curve.prepare import prepare
+from syw.curve.prepare import Reading, prepare
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -68,11 +68,11 @@ def test_best_so_far_follows_the_order_trials_ran(experiment, pick):
     truth = ran_in_order(experiment)
     assert len(truth) == 12
     assert list(truth.folder) != sorted(truth.folder)  # folder names alone would give the wrong order
-    one = prepare(str(experiment), metric="val_acc", group="none", pick=pick)
+    one = prepare(str(experiment), Reading(metric="val_acc", group="none", pick=pick))
     (group,) = one.groups
     assert group.strategy == "Ray Tune OptunaSearch"
     np.testing.assert_array_equal(adaptive_curve(group, True).mean, np.maximum.accumulate(truth[pick].to_numpy()))
-    split = prepare(str(experiment), metric="val_acc", group="config.optimizer", pick=pick)
+    split = prepare(str(experiment), Reading(metric="val_acc", group="config.optimizer", pick=pick))
     for group in split.groups:
         mine = truth[truth.optimizer == group.name][pick].to_numpy()
         np.testing.assert_array_equal(adaptive_curve(group, True).mean, np.maximum.accumulate(mine))

@@ -54,9 +54,9 @@ def test_eq8_of_a_hydra_multirun_with_a_score_file(multirun, tmp_path):
 
 
 def test_failed_jobs_are_counted_and_the_time_is_read(multirun):
-    from syw.curve.prepare import prepare
+    from syw.curve.prepare import Reading, prepare
 
-    prepared = prepare(f"{multirun}#score.json", metric="val_acc", group="overrides.model")
+    prepared = prepare(f"{multirun}#score.json", Reading(metric="val_acc", group="overrides.model"))
     assert sorted(g.scores.size for g in prepared.groups) == [5, 5]
     assert any("2 failed" in n for n in prepared.notes), prepared.notes
     assert prepared.columns["duration"] == "`meta.seconds` (picked)"

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from syw.curve.prepare import prepare
+from syw.curve.prepare import Reading, prepare
 from tests.support.readers import check_curve, one_error_line
 
 optuna = pytest.importorskip("optuna")
@@ -45,7 +45,7 @@ def test_eq8_of_a_journal_study_against_optunas_own_trials(journal, tmp_path):
         check_curve(source, tmp_path, "params.model", groups={"best": groups, "last": groups}, pick_note=False)
     prepared = prepare(str(path))
     assert prepared.maximize and prepared.columns["metric"].startswith("`value`")
-    mine = {g.name: sorted(g.scores) for g in prepare(str(path), group="params.model").groups}
+    mine = {g.name: sorted(g.scores) for g in prepare(str(path), Reading(group="params.model")).groups}
     assert mine == {g: sorted(v) for g, v in groups.items()}
     frame = __import__("syw.curve.readers.journal", fromlist=["x"]).read_journal(path).frame
     theirs = study.trials_dataframe()

@@ -31,9 +31,9 @@ def test_eq8_of_csvlogger_versions_for_both_picks(logs, tmp_path):
 
 
 def test_versions_are_trials_in_version_order(logs):
-    from syw.curve.prepare import prepare
+    from syw.curve.prepare import Reading, prepare
 
-    prepared = prepare(str(logs), metric="val_acc", group="none")
+    prepared = prepare(str(logs), Reading(metric="val_acc", group="none"))
     (group,) = prepared.groups
     assert group.order.tolist() == list(range(1, 11))
 

@@ -49,15 +49,15 @@ def test_eq8_of_an_mlflow_sweep_for_both_picks(store, tmp_path):
 
 
 def test_the_parent_run_and_the_failed_run_are_counted(store, tmp_path):
-    from syw.curve.prepare import prepare
+    from syw.curve.prepare import Reading, prepare
 
     folder, kind = store
     source = str(folder / "mlruns") if kind == "file" else str(folder / "mlflow.db")
-    prepared = prepare(source, metric="val_acc", group="params.model")
+    prepared = prepare(source, Reading(metric="val_acc", group="params.model"))
     assert sorted(g.scores.size for g in prepared.groups) == [5, 5]
     assert any("1 parent run(s) left out" in n for n in prepared.notes)
     assert any("1 failed" in n for n in prepared.notes), prepared.notes
-    assert prepare(source, metric="val_acc", group="params.model", studies=["sweep"]).groups[0].scores.size == 5
+    assert prepare(source, Reading(metric="val_acc", group="params.model", studies=("sweep",))).groups[0].scores.size == 5
 
 
 def test_mlflow_bad_input_is_one_line(store, tmp_path, capsys):

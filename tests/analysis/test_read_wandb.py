@@ -43,12 +43,12 @@ def test_eq8_of_offline_runs_for_both_picks(runs, tmp_path):
 
 
 def test_the_crashed_run_is_counted_and_runs_are_in_start_order(runs):
-    from syw.curve.prepare import prepare
+    from syw.curve.prepare import Reading, prepare
 
-    prepared = prepare(str(runs), metric="val_acc", group="config.model")
+    prepared = prepare(str(runs), Reading(metric="val_acc", group="config.model"))
     assert sorted(g.scores.size for g in prepared.groups) == [5, 5]
     assert any("1 failed" in n for n in prepared.notes), prepared.notes
-    one = prepare(str(runs), metric="val_acc", group="none")
+    one = prepare(str(runs), Reading(metric="val_acc", group="none"))
     group = one.groups[0]
     assert group.scores[group.order.argsort()].tolist() == expected("best")["a"] + expected("best")["b"]
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from syw.core.entry import run_main
-from syw.curve.prepare import prepare
+from syw.curve.prepare import Reading, prepare
 
 optuna = pytest.importorskip("optuna")
 
@@ -37,17 +37,17 @@ def test_one_study_per_storage_by_order_or_by_name(storages):
     folder, values = storages
     urls = [f"sqlite:///{folder / 'random.db'}", f"sqlite:///{folder / 'other.db'}"]
     expected = {name: sorted(v) for name, v in values.items()}
-    assert scores(prepare(urls, studies=["svc-random", "svc-other"])) == expected
+    assert scores(prepare(urls, Reading(studies=("svc-random", "svc-other")))) == expected
     assert scores(prepare([f"{urls[0]}#svc-random", f"{urls[1]}#svc-other"])) == expected
     assert scores(prepare([f"{folder / 'random.db'}#svc-random", f"{urls[1]}#svc-other"])) == expected
-    mixed = prepare([f"{urls[0]}#svc-random", urls[1]], studies=["svc-other"])  # a name of its own, and --study
+    mixed = prepare([f"{urls[0]}#svc-random", urls[1]], Reading(studies=("svc-other",)))  # a name of its own, and --study
     assert scores(mixed) == expected
     assert np.isfinite(np.concatenate([g.scores for g in mixed.groups])).all()
 
 
 def test_one_storage_reads_each_study_named(storages):
     folder, values = storages
-    both = prepare(f"sqlite:///{folder / 'random.db'}", studies=["svc-random", "scratch"])
+    both = prepare(f"sqlite:///{folder / 'random.db'}", Reading(studies=("svc-random", "scratch")))
     assert sorted(g.name for g in both.groups) == ["scratch", "svc-random"]
 
 

@@ -7,7 +7,7 @@ import pytest
 from syw.analysis.curves import Options, build, curve_of
 from syw.core.paths import REPO
 from syw.curve.command import main, stated_floor
-from syw.curve.prepare import prepare
+from syw.curve.prepare import Reading, prepare
 from syw.figures.sources import from_records
 
 
@@ -21,7 +21,7 @@ def test_a_study_folder_gives_the_figures_expected_maxima(study, tmp_path):
     # the study's stated floor, as syw curve reads it (ptb: a perplexity above 10,000 counts at it; the figures too)
     floor = stated_floor([str(REPO / "results" / study)])
     assert floor.value == {"sst5": 0.2, "ptb_melis_reduced": 10000}[study]
-    prepared = prepare([str(REPO / "results" / study)], floor=floor)
+    prepared = prepare([str(REPO / "results" / study)], Reading(floor=floor))
     assert prepared.maximize == maximize
     curves = {c.name: c for c in build(prepared.groups, Options(maximize=maximize), study)}
     for g in groups:
