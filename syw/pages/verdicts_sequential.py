@@ -36,8 +36,10 @@ def decide(result: SequentialResult) -> str | None:
         return None
     leaders = [r.leader for r in result.decisions().values()]
     if LATE in leaders:
-        return "contradicts"
-    return "supports" if all(leader == EARLY for leader in leaders) else "undecided"
+        return "contradicts at 95%"
+    if all(leader == EARLY for leader in leaders):
+        return "supports at 95%"
+    return f"undecided with {result.trials_used} trials per family"
 
 
 def _state(results: Path) -> SequentialResult | str | None:

@@ -37,20 +37,20 @@ def test_some_looks_done_the_rule_is_still_running(tmp_path):
 def test_lr_far_ahead_supports_at_the_second_look(tmp_path):
     write_study(tmp_path, STUDY, {"lr": (0.40, 0.004, 2.0), "cnn": (0.30, 0.01, 100.0)}, n=45, seed=3)
     lines = section(tmp_path)
-    assert lines[-1] == ("Verdict: **supports** (sequential; stopped at look 2 of 10, 40 trials per family of at "
+    assert lines[-1] == ("Verdict: **supports at 95%** (sequential; stopped at look 2 of 10, 40 trials per family of at "
                          "most 200: 160 per family (320 in all) fewer than the fixed design's 200).")
     rows = {line.split("|")[1].strip(): line.split("|") for line in lines if line.startswith(("| 1 |", "| 5 |"))}
     assert rows["1"][6].strip() == "lr" and rows["1"][7].strip() == "1" and rows["5"][7].strip() == "2"
     low, high = (float(x) for x in rows["5"][3].strip(" []").split(","))
     assert 0 < low < float(rows["5"][2]) < high
-    assert verdict(tmp_path) == "supports" and study_verdicts.__wrapped__(tmp_path)[STUDY] == "supports"
+    assert verdict(tmp_path) == "supports at 95%" and study_verdicts.__wrapped__(tmp_path)[STUDY] == "supports at 95%"
     assert "## Figure 1, decided sequentially: `sst5_sequential`" in build(tmp_path)
 
 
 def test_the_cnn_ahead_contradicts(tmp_path):
     write_study(tmp_path, STUDY, {"lr": (0.30, 0.01, 2.0), "cnn": (0.40, 0.004, 100.0)}, n=40, seed=3)
-    assert verdict(tmp_path) == "contradicts"
-    assert section(tmp_path)[-1].startswith("Verdict: **contradicts** (sequential; stopped at look 2 of 10")
+    assert verdict(tmp_path) == "contradicts at 95%"
+    assert section(tmp_path)[-1].startswith("Verdict: **contradicts at 95%** (sequential; stopped at look 2 of 10")
 
 
 def test_a_failed_trial_within_the_looks_is_said(tmp_path):
@@ -64,6 +64,6 @@ def test_a_failed_trial_within_the_looks_is_said(tmp_path):
 def test_one_law_runs_to_the_last_look_undecided(tmp_path):
     """Two families of one law: no leader at any of the 10 looks; the rule stops at the last, saving nothing."""
     write_study(tmp_path, STUDY, {"lr": (0.38, 0.01, 2.0), "cnn": (0.38, 0.01, 100.0)}, n=200, seed=4)
-    assert verdict(tmp_path) == "undecided"
-    assert section(tmp_path)[-1] == ("Verdict: **undecided** (sequential; stopped at look 10 of 10, 200 trials per "
+    assert verdict(tmp_path) == "undecided with 200 trials per family"
+    assert section(tmp_path)[-1] == ("Verdict: **undecided with 200 trials per family** (sequential; stopped at look 10 of 10, 200 trials per "
                                      "family of at most 200: as many as the fixed design's 200).")
