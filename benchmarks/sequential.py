@@ -36,7 +36,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices: BLAS threa
 
 import numpy as np  # noqa: E402  (after the thread setting)
 
-from benchmarks.inference import _one_thread, _real, _synthetic, write_block  # noqa: E402
+from benchmarks.inference import _real, _synthetic, one_thread, write_block  # noqa: E402
 from syw.analysis.expected_max import expected_max, expected_max_unbiased  # noqa: E402
 from syw.analysis.sequential import Design, LookStatistics, decide, look_statistics  # noqa: E402
 from syw.analysis.spending import crossing_probabilities  # noqa: E402
@@ -225,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     authors = args.authors if args.authors is not None and args.authors.is_dir() else None
     fams = [f for f in pools(args.seed, args.pool, data, authors) if not args.families or f.name in args.families]
     start, rows = time.perf_counter(), []
-    with _one_thread():
+    with one_thread():
         for fam in fams:
             cells = run_family(fam, args.reps, np.random.default_rng([args.seed, sum(map(ord, fam.name))]))
             for count in (len(s) for s in SCHEDULES):
