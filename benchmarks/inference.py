@@ -270,6 +270,17 @@ def table(rows: list[tuple[str, int, dict[str, float]]]) -> str:
     return "\n".join(lines)
 
 
+def add_data_options(parser: argparse.ArgumentParser, opda: str, authors: str | None = None) -> None:
+    """``--data``, opda's public searches (``opda``: how they are found), and with ``authors`` (what they are)
+    ``--authors``, the authors' published trials, each defaulting to where this project's environment says they are."""
+    parser.add_argument("--data", type=Path, default=os.environ.get("SYW_OPDA_DATA"),
+                        help=f"folder {opda} (default $SYW_OPDA_DATA)")
+    if authors:
+        default = Path(os.environ["SYW_DATA_DIR"]) / "authors_trials" if os.environ.get("SYW_DATA_DIR") else None
+        parser.add_argument("--authors", type=Path, default=default,
+                            help=f"folder with {authors} (default $SYW_DATA_DIR/authors_trials)")
+
+
 def one_thread() -> contextlib.AbstractContextManager:
     """BLAS on one thread where threadpoolctl is installed (numpy imported before OPENBLAS_NUM_THREADS was set):
     the matrices are small, so its threads only contend."""
@@ -309,8 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[20, 50, 100], help="trials per group")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pool", type=int, default=100_000, help="population size of the synthetic families")
-    parser.add_argument("--data", type=Path, default=os.environ.get("SYW_OPDA_DATA"),
-                        help="folder with opda's *_tuning.results.jsonl (default $SYW_OPDA_DATA)")
+    add_data_options(parser, "with opda's *_tuning.results.jsonl")
     parser.add_argument("--families", nargs="*", help="only these families")
     parser.add_argument("--write", action="store_true", help=f"also write the table into {DOC} (between its "
                         "calibration markers)")

@@ -32,7 +32,15 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices: BLAS threa
 import numpy as np  # noqa: E402  (after the thread setting)
 
 from benchmarks.forecast_backtest import families as authors_families  # noqa: E402
-from benchmarks.inference import _imagenet_final, _jsonl, _nli_best, _nli_final, one_thread, write_block  # noqa: E402
+from benchmarks.inference import (  # noqa: E402
+    _imagenet_final,
+    _jsonl,
+    _nli_best,
+    _nli_final,
+    add_data_options,
+    one_thread,
+    write_block,
+)
 from syw.analysis.inference import limit_budget  # noqa: E402
 from syw.analysis.power import METHODS, PlanRow, plan, power_at  # noqa: E402
 from syw.core.entry import run_main  # noqa: E402
@@ -181,11 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cap", type=int, default=2_000, help="the most trials per group a plan considers")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--data", type=Path, default=os.environ.get("SYW_OPDA_DATA"),
-                        help="folder holding opda's *_tuning.results.jsonl, at any depth (default $SYW_OPDA_DATA)")
-    default_authors = Path(os.environ["SYW_DATA_DIR"]) / "authors_trials" if os.environ.get("SYW_DATA_DIR") else None
-    parser.add_argument("--authors", type=Path, default=default_authors,
-                        help="folder with the authors' four search files (default $SYW_DATA_DIR/authors_trials)")
+    add_data_options(parser, "holding opda's *_tuning.results.jsonl, at any depth", "the authors' four search files")
     parser.add_argument("--pairs", nargs="*", help="only these pairs")
     parser.add_argument("--write", action="store_true", help=f"also write the table into {DOC} (between its "
                         "plan-calibration markers)")

@@ -36,7 +36,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices: BLAS threa
 
 import numpy as np  # noqa: E402  (after the thread setting)
 
-from benchmarks.inference import _real, _synthetic, one_thread, write_block  # noqa: E402
+from benchmarks.inference import _real, _synthetic, add_data_options, one_thread, write_block  # noqa: E402
 from syw.analysis.expected_max import expected_max, expected_max_unbiased  # noqa: E402
 from syw.analysis.sequential import Design, LookStatistics, decide, look_statistics  # noqa: E402
 from syw.analysis.spending import crossing_probabilities  # noqa: E402
@@ -211,11 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=1000, help="resamples per family (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pool", type=int, default=100_000, help="population size of the synthetic families")
-    parser.add_argument("--data", type=Path, default=os.environ.get("SYW_OPDA_DATA"),
-                        help="folder with opda's *_tuning.results.jsonl (default $SYW_OPDA_DATA)")
-    default_authors = Path(os.environ["SYW_DATA_DIR"]) / "authors_trials" if os.environ.get("SYW_DATA_DIR") else None
-    parser.add_argument("--authors", type=Path, default=default_authors,
-                        help="folder with the authors' trial files (default $SYW_DATA_DIR/authors_trials)")
+    add_data_options(parser, "with opda's *_tuning.results.jsonl", "the authors' trial files")
     parser.add_argument("--families", nargs="*", help="only these families")
     parser.add_argument("--write", action="store_true", help=f"also write the table into {DOC} (between its sequential markers)")
     args = parser.parse_args(argv)
