@@ -127,7 +127,7 @@ class Curve:
     @property
     def drawn(self) -> np.ndarray:
         """The curve the figure draws and the report reads: Eq. 8, or the quantile curve."""
-        return self.mean if self.quantile is None else self.quantile
+        return self.mean if self.statistic.is_mean else self.quantile
 
     def quartiles(self, maximize: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """The 25% and 75% quantiles of the best of n at the curve's budgets: the spread a quantile curve is shaded with."""
@@ -294,7 +294,7 @@ def table(curves: list[Curve], group: str) -> pd.DataFrame:
             continue
         block = pd.DataFrame({group: c.name, "n": ns, "N": c.scores.size, "expected_max": pad(c.mean),
                               "spread_sd": pad(c.sd), "unbiased": pad(c.unbiased)})
-        if c.quantile is not None:
+        if not c.statistic.is_mean:
             block[c.statistic.column] = pad(c.quantile)
         if c.selected is not None:
             block["test_of_selected"], block["test_of_selected_sd"] = pad(c.selected[0]), pad(c.selected[1])
